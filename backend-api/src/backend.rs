@@ -1,0 +1,141 @@
+//! The backend contract: [`Backend`] compiles graphs into [`Executable`]s.
+
+use crate::{DType, Graph, Result, Shape, Tensor, TensorView};
+
+/// What a backend can do on the device it was created for.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Capabilities {
+    /// Human-readable device description (adapter name and API for GPUs).
+    pub device: String,
+    /// Dtypes the backend can compute with on this device.
+    pub dtypes: Vec<DType>,
+    /// Spec names of the ops (sub-ops expanded) it lowers, natively or by decomposition.
+    pub ops: Vec<String>,
+}
+
+/// Options for [`Backend::compile`].
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct CompileOptions {
+    /// Keep every intermediate value alive (no memory reuse), for debugging.
+    pub no_memory_reuse: bool,
+}
+
+/// A named, typed slot of an executable (an input, param or output).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Slot {
+    /// The name (`out0`, `out1`, … for outputs).
+    pub name: String,
+    /// Declared dtype.
+    pub dtype: DType,
+    /// Declared shape.
+    pub shape: Shape,
+}
+
+/// The inputs, params and outputs of an executable, in order.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Signature {
+    /// Graph inputs, in declaration order.
+    pub inputs: Vec<Slot>,
+    /// Params (one per distinct name).
+    pub params: Vec<Slot>,
+    /// Graph outputs.
+    pub outputs: Vec<Slot>,
+}
+
+impl Signature {
+    /// Builds the signature of a graph.
+    pub fn of(graph: &Graph) -> Signature {
+        let slot = |name: String, t: &crate::TensorType| Slot { name, dtype: t.dtype, shape: t.shape.clone() };
+        let mut sig = Signature::default();
+        for id in graph.inputs() {
+            let n = graph.node(id);
+            if let crate::Op::Input(a) = &n.op {
+                sig.inputs.push(slot(a.name.clone(), &n.outputs[0]));
+            }
+        }
+        for id in graph.params() {
+            let n = graph.node(id);
+            if let crate::Op::Param(a) = &n.op {
+                if !sig.params.iter().any(|p| p.name == a.name) {
+                    sig.params.push(slot(a.name.clone(), &n.outputs[0]));
+                }
+            }
+        }
+        for (i, v) in graph.outputs().iter().enumerate() {
+            if let Some(t) = graph.value_type(*v) {
+                sig.outputs.push(slot(format!("out{i}"), t));
+            }
+        }
+        sig
+    }
+}
+
+/// A backend: a factory of executables for one device. Object safe; hosts hold `Box<dyn Backend>`.
+pub trait Backend: Send + Sync {
+    /// The registry name (`"wgpu"`, `"cpu-ref"`).
+    fn name(&self) -> &str;
+    /// What this backend supports on its device.
+    fn capabilities(&self) -> Capabilities;
+    /// Validates and compiles `graph`. All slow work (pipelines, memory plan) happens here.
+    fn compile(&self, graph: &Graph, options: &CompileOptions) -> Result<Box<dyn Executable>>;
+}
+
+/// A compiled graph. Params are set once and kept; `run` may be called any number of times.
+pub trait Executable: Send {
+    /// Inputs, params and outputs.
+    fn signature(&self) -> &Signature;
+    /// Uploads the weight `name`; errs on an unknown name, wrong dtype or shape.
+    fn set_param(&mut self, name: &str, value: TensorView<'_>) -> Result<()>;
+    /// Runs the graph with the named inputs and returns the outputs in graph order.
+    fn run(&mut self, inputs: &[(&str, TensorView<'_>)]) -> Result<Vec<Tensor>>;
+}
+
+/// Checks run inputs against a signature (names, dtypes, shapes; every input present, none unknown)
+/// and returns them in signature order. Symbolic dims must bind consistently.
+pub fn check_run_inputs<'a>(sig: &Signature, inputs: &[(&str, TensorView<'a>)]) -> Result<Vec<TensorView<'a>>> {
+    for (name, _) in inputs {
+        if !sig.inputs.iter().any(|s| s.name == *name) {
+            let known: Vec<&str> = sig.inputs.iter().map(|s| s.name.as_str()).collect();
+            crate::bail!(Input, "unknown input {name:?}; the graph's inputs are {known:?}");
+        }
+    }
+    let mut bindings: Vec<(String, usize, String)> = Vec::new();
+    let mut out = Vec::with_capacity(sig.inputs.len());
+    for slot in &sig.inputs {
+        let Some((_, v)) = inputs.iter().find(|(n, _)| *n == slot.name) else {
+            crate::bail!(Input, "missing input {:?} ({}{})", slot.name, slot.dtype, slot.shape);
+        };
+        check_slot(slot, v, &mut bindings)?;
+        out.push(*v);
+    }
+    Ok(out)
+}
+
+/// Checks one tensor against a declared slot; symbolic dims are bound in `bindings`.
+pub fn check_slot(slot: &Slot, v: &TensorView<'_>, bindings: &mut Vec<(String, usize, String)>) -> Result<()> {
+    if v.dtype() != slot.dtype {
+        crate::bail!(Input, "{:?} expects {} but got {}", slot.name, slot.dtype, v.dtype());
+    }
+    let dims = v.shape();
+    if dims.len() != slot.shape.rank() {
+        crate::bail!(Input, "{:?} expects shape {} but got {:?}", slot.name, slot.shape, dims);
+    }
+    for (d, &n) in slot.shape.dims().iter().zip(dims) {
+        match d {
+            crate::Dim::Static(s) if *s != n => {
+                crate::bail!(Input, "{:?} expects shape {} but got {:?}", slot.name, slot.shape, dims)
+            }
+            crate::Dim::Static(_) => {}
+            crate::Dim::Sym(sym) => match bindings.iter().find(|(s, _, _)| s == sym) {
+                Some((_, prev, by)) if *prev != n => crate::bail!(
+                    ShapeBinding,
+                    "symbol {sym} is {prev} from {by:?} but {n} from {:?}",
+                    slot.name
+                ),
+                Some(_) => {}
+                None => bindings.push((sym.clone(), n, slot.name.clone())),
+            },
+        }
+    }
+    Ok(())
+}

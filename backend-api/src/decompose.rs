@@ -1,0 +1,1 @@
+//! Decompositions: the only place composites become primitives (filled in below).

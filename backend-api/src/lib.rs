@@ -1,0 +1,36 @@
+//! `backend-api`: the contract between host frameworks and backends.
+//!
+//! - the graph IR: [`DType`], [`Shape`], [`Op`] (every op of SPEC-ops.md), [`Graph`] built with
+//!   [`GraphBuilder`], with shape/dtype inference and validation in one place ([`infer`]);
+//! - host tensors [`Tensor`] / [`TensorView`];
+//! - the [`Backend`] / [`Executable`] traits and the name registry ([`create`], [`available`]);
+//! - the op table ([`spec`]) that backends and the conformance suite iterate;
+//! - errors as values ([`Error`], [`ErrorKind`]).
+#![warn(missing_docs)]
+
+mod backend;
+mod builder;
+pub mod decompose;
+mod dtype;
+mod error;
+mod graph;
+pub mod infer;
+pub mod op;
+pub mod philox;
+mod registry;
+pub mod shape;
+pub mod spec;
+mod tensor;
+
+pub use backend::{check_run_inputs, check_slot, Backend, Capabilities, CompileOptions, Executable, Signature, Slot};
+pub use builder::GraphBuilder;
+pub use dtype::{DType, DTypeSet};
+pub use error::{Error, ErrorKind, Result};
+pub use graph::{Graph, Node, NodeId, TensorType, Value};
+pub use op::Op;
+pub use registry::{available, create, BackendEntry};
+pub use shape::{Dim, Shape};
+pub use tensor::{element_to_f64, Complex32, Element, Tensor, TensorView};
+
+#[doc(hidden)]
+pub use inventory;

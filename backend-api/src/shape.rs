@@ -1,0 +1,185 @@
+//! Shapes with static and symbolic dims (§1.2) and the shape helpers every backend shares.
+
+use crate::{bail, Result};
+use std::fmt;
+
+/// The maximum rank of any tensor.
+pub const MAX_RANK: usize = 8;
+
+/// One dimension: a static size or a named symbol bound at run.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum Dim {
+    /// A known size.
+    Static(usize),
+    /// A symbol such as `"batch"`, bound to a size when a run's inputs are known.
+    Sym(String),
+}
+
+impl Dim {
+    /// The size if static.
+    pub fn as_static(&self) -> Option<usize> {
+        match self {
+            Dim::Static(n) => Some(*n),
+            Dim::Sym(_) => None,
+        }
+    }
+}
+
+impl From<usize> for Dim {
+    fn from(n: usize) -> Dim {
+        Dim::Static(n)
+    }
+}
+
+impl From<&str> for Dim {
+    fn from(s: &str) -> Dim {
+        Dim::Sym(s.to_string())
+    }
+}
+
+impl fmt::Display for Dim {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Dim::Static(n) => write!(f, "{n}"),
+            Dim::Sym(s) => f.write_str(s),
+        }
+    }
+}
+
+/// A list of dims. Rank 0 is a scalar.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Default)]
+pub struct Shape(pub Vec<Dim>);
+
+impl Shape {
+    /// A shape of static dims.
+    pub fn of(dims: &[usize]) -> Shape {
+        Shape(dims.iter().map(|&d| Dim::Static(d)).collect())
+    }
+
+    /// The rank (number of dims).
+    pub fn rank(&self) -> usize {
+        self.0.len()
+    }
+
+    /// The dims.
+    pub fn dims(&self) -> &[Dim] {
+        &self.0
+    }
+
+    /// The static sizes, or `None` when a dim is symbolic.
+    pub fn as_static(&self) -> Option<Vec<usize>> {
+        self.0.iter().map(Dim::as_static).collect()
+    }
+
+    /// The static sizes, or a `Shape` error naming `what` when a dim is symbolic.
+    pub fn static_dims(&self, what: &str) -> Result<Vec<usize>> {
+        match self.as_static() {
+            Some(d) => Ok(d),
+            None => bail!(Shape, "{what} has symbolic shape {self}; this rule needs static dims"),
+        }
+    }
+
+    /// Whether every dim is static.
+    pub fn is_static(&self) -> bool {
+        self.0.iter().all(|d| d.as_static().is_some())
+    }
+
+    /// The element count when static.
+    pub fn numel(&self) -> Option<usize> {
+        self.as_static().map(|d| numel(&d))
+    }
+}
+
+impl From<&[usize]> for Shape {
+    fn from(d: &[usize]) -> Shape {
+        Shape::of(d)
+    }
+}
+
+impl From<Vec<usize>> for Shape {
+    fn from(d: Vec<usize>) -> Shape {
+        Shape::of(&d)
+    }
+}
+
+impl<const N: usize> From<[usize; N]> for Shape {
+    fn from(d: [usize; N]) -> Shape {
+        Shape::of(&d)
+    }
+}
+
+impl fmt::Display for Shape {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let parts: Vec<String> = self.0.iter().map(|d| d.to_string()).collect();
+        write!(f, "[{}]", parts.join(", "))
+    }
+}
+
+/// Product of the dims (1 for rank 0).
+pub fn numel(dims: &[usize]) -> usize {
+    dims.iter().product()
+}
+
+/// Row-major strides (in elements) of a contiguous tensor.
+pub fn strides(dims: &[usize]) -> Vec<usize> {
+    let mut s = vec![1; dims.len()];
+    for i in (0..dims.len().saturating_sub(1)).rev() {
+        s[i] = s[i + 1] * dims[i + 1];
+    }
+    s
+}
+
+/// Strides of `from` read as if broadcast to `to` (§1.4): 0 on stretched and missing axes.
+/// `from` must broadcast to `to`; validation guarantees it for every node.
+pub fn broadcast_strides(from: &[usize], to: &[usize]) -> Vec<usize> {
+    let own = strides(from);
+    let pad = to.len() - from.len();
+    (0..to.len())
+        .map(|i| if i < pad || from[i - pad] == 1 { 0 } else { own[i - pad] })
+        .collect()
+}
+
+/// Canonicalises an axis in `[-rank, rank)` (§1.5).
+pub fn canon_axis(axis: i64, rank: usize) -> Result<usize> {
+    let r = rank as i64;
+    if rank == 0 {
+        bail!(Axis, "axis {axis} given for a rank-0 tensor, which has no axes");
+    }
+    if axis < -r || axis >= r {
+        bail!(Axis, "axis {axis} is outside [-{r}, {r}) for rank {rank}");
+    }
+    Ok(if axis < 0 { (axis + r) as usize } else { axis as usize })
+}
+
+/// Canonicalises a set of axes, rejecting duplicates (§1.5). Keeps the given order.
+pub fn canon_axes(axes: &[i64], rank: usize) -> Result<Vec<usize>> {
+    let mut out = Vec::with_capacity(axes.len());
+    for &a in axes {
+        let c = canon_axis(a, rank)?;
+        if out.contains(&c) {
+            bail!(Axis, "axis {a} (canonical {c}) is listed twice in {axes:?}");
+        }
+        out.push(c);
+    }
+    Ok(out)
+}
+
+/// Broadcasts two shapes by numpy rules (§1.4), symbols included (equal symbols match; a symbol
+/// against 1 gives the symbol; a symbol against another size cannot be decided and is an error).
+pub fn broadcast_shapes(a: &Shape, b: &Shape) -> Result<Shape> {
+    let r = a.rank().max(b.rank());
+    let one = Dim::Static(1);
+    let mut out = Vec::with_capacity(r);
+    for i in 0..r {
+        let da = if i + a.rank() >= r { &a.0[i + a.rank() - r] } else { &one };
+        let db = if i + b.rank() >= r { &b.0[i + b.rank() - r] } else { &one };
+        let d = match (da, db) {
+            (x, y) if x == y => x.clone(),
+            (Dim::Static(1), y) => y.clone(),
+            (x, Dim::Static(1)) => x.clone(),
+            _ => bail!(Shape, "shapes {a} and {b} do not broadcast (dim {da} against {db})"),
+        };
+        out.push(d);
+    }
+    Ok(Shape(out))
+}

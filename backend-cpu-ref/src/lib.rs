@@ -1,1 +1,60 @@
+//! `backend-cpu-ref`: the reference backend ("cpu-ref"), the oracle every other backend is judged
+//! against.
+//!
+//! It computes each op of SPEC-ops.md exactly as written, in plain loops on the host: floats in f64
+//! rounded once into the output dtype (F16/BF16 included, with our own single-rounding
+//! conversions), integers exactly with the wrapping rules of §1.8. No SIMD, no threads, no memory
+//! planning: it must be obviously right.
+//!
+//! Layout: [`value`] is the only place that knows how dtypes are stored and rounded; `layout`
+//! holds index arithmetic; `eval` has the single exhaustive match over ops; `ops::*` one
+//! module per op family; `exec` the executable.
+#![warn(missing_docs)]
 
+mod eval;
+mod exec;
+mod layout;
+mod ops;
+pub mod value;
+
+use backend_api::{Backend, Capabilities, CompileOptions, DType, Executable, Graph, Result};
+
+pub use exec::CpuRefExecutable;
+
+/// The reference backend. Stateless; every compile makes an independent executable.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct CpuRefBackend;
+
+impl CpuRefBackend {
+    /// A new reference backend.
+    pub fn new() -> CpuRefBackend {
+        CpuRefBackend
+    }
+}
+
+impl Backend for CpuRefBackend {
+    fn name(&self) -> &str {
+        "cpu-ref"
+    }
+
+    fn capabilities(&self) -> Capabilities {
+        Capabilities {
+            device: "host CPU (plain reference loops, f64 accumulation)".to_string(),
+            dtypes: DType::ALL.to_vec(),
+            ops: eval::supported_ops(),
+        }
+    }
+
+    /// Validates the graph and builds a kernel per node. Ops outside the implemented set give an
+    /// `Unsupported` error naming the node and op.
+    fn compile(&self, graph: &Graph, _options: &CompileOptions) -> Result<Box<dyn Executable>> {
+        graph.validate()?;
+        Ok(Box::new(CpuRefExecutable::new(graph)?))
+    }
+}
+
+fn create() -> Result<Box<dyn Backend>> {
+    Ok(Box::new(CpuRefBackend))
+}
+
+backend_api::register_backend!("cpu-ref", "plain CPU reference loops (the oracle)", create);

@@ -1,1 +1,66 @@
+//! `backend-wgpu`: lowers the graph IR to WGSL compute shaders on any wgpu adapter (Vulkan, Metal,
+//! DX12; lavapipe in CI) and registers itself as `"wgpu"`.
+//!
+//! Hosts link it explicitly — `use backend_wgpu as _;` — so that its registration is kept, then
+//! call `backend_api::create("wgpu")`. [`WgpuBackend::new`] takes [`WgpuOptions`] to choose the API
+//! and adapter instead.
+#![warn(missing_docs)]
 
+mod compile;
+pub mod device;
+mod exec;
+pub mod lower;
+pub mod pipelines;
+pub mod plan;
+
+pub use device::{list_adapters, ApiChoice, DeviceCaps, DeviceContext, WgpuOptions};
+pub use exec::WgpuExecutable;
+
+use backend_api::{Backend, Capabilities, CompileOptions, DType, Executable, Graph, Result};
+use std::sync::Arc;
+
+/// The wgpu backend: owns one device, shared by every executable it compiles.
+pub struct WgpuBackend {
+    ctx: Arc<DeviceContext>,
+}
+
+impl WgpuBackend {
+    /// Opens the adapter chosen by `opts`.
+    pub fn new(opts: &WgpuOptions) -> Result<WgpuBackend> {
+        Ok(WgpuBackend { ctx: Arc::new(DeviceContext::open(opts)?) })
+    }
+
+    /// The device's capabilities.
+    pub fn device_caps(&self) -> &DeviceCaps {
+        &self.ctx.caps
+    }
+
+    /// Compiles to the concrete executable type (for benchmarks that want its extras).
+    pub fn compile_wgpu(&self, graph: &Graph, options: &CompileOptions) -> Result<WgpuExecutable> {
+        compile::compile(&self.ctx, graph, options)
+    }
+}
+
+impl Backend for WgpuBackend {
+    fn name(&self) -> &str {
+        "wgpu"
+    }
+
+    fn capabilities(&self) -> Capabilities {
+        Capabilities {
+            device: self.ctx.caps.description.clone(),
+            dtypes: DType::ALL.into_iter().filter(|d| self.ctx.caps.supports(*d)).collect(),
+            ops: vec![],
+        }
+    }
+
+    fn compile(&self, graph: &Graph, options: &CompileOptions) -> Result<Box<dyn Executable>> {
+        Ok(Box::new(compile::compile(&self.ctx, graph, options)?))
+    }
+}
+
+fn create() -> Result<Box<dyn Backend>> {
+    Ok(Box::new(WgpuBackend::new(&WgpuOptions::default())?))
+}
+
+backend_api::register_backend!("wgpu", "WGSL compute shaders on wgpu (Vulkan, Metal, DX12)", create);

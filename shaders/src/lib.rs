@@ -1,1 +1,144 @@
+//! WGSL kernel sources, one `.wgsl` file per kernel family, and the small pieces they are rendered
+//! with.
+//!
+//! A family file is complete WGSL except for `{{NAME}}` slots. Each slot receives one generated
+//! piece: the tensor bindings with their typed accessors ([`tensor_binding`]), or one expression of
+//! the op. There is no template logic (no conditionals or loops in templates): a variant differs
+//! from another only in what fills its slots, and `cargo test -p shaders` renders every variant
+//! and validates it with naga.
+//!
+//! Storage layout: every tensor is bound as its own range of a storage buffer. 4- and 8-byte
+//! dtypes are arrays of their WGSL type; 1- and 2-byte dtypes (F16, BF16, I8, U8, Bool) are packed
+//! into `u32` words and written with `atomicOr` into zeroed memory, so that one invocation per
+//! element is race-free whatever the dtype. F16/BF16 values are computed in f32 (§1.1 allows it).
 
+use backend_api::DType;
+
+/// Helpers included in every kernel (ids, float bit tests, f16/bf16 conversions).
+pub const COMMON: &str = include_str!("wgsl/common.wgsl");
+/// Scalar maths with the spec's special values (pow, fmod, erf, …).
+pub const MATH: &str = include_str!("wgsl/math.wgsl");
+/// Broadcasting elementwise map over up to three inputs (Unary, Binary, Compare, Where, Fma, Cast).
+pub const ELEMENTWISE: &str = include_str!("wgsl/elementwise.wgsl");
+/// Fills a byte range with zeros (before packed atomic stores).
+pub const ZERO: &str = include_str!("wgsl/zero.wgsl");
+
+/// Whether a dtype is stored packed in `u32` words.
+pub fn is_packed(d: DType) -> bool {
+    matches!(d, DType::F16 | DType::BF16 | DType::I8 | DType::U8 | DType::Bool)
+}
+
+/// The WGSL type values of `d` are computed in ("register type").
+pub fn reg_type(d: DType) -> &'static str {
+    match d {
+        DType::F32 | DType::F16 | DType::BF16 => "f32",
+        DType::F64 => "f64",
+        DType::I64 => "i64",
+        DType::I32 | DType::I8 => "i32",
+        DType::U32 | DType::U8 | DType::Bool => "u32",
+        DType::C64 => "vec2<f32>",
+    }
+}
+
+/// The WGSL element type of a storage array of `d` (readable form).
+fn store_type(d: DType) -> &'static str {
+    match d {
+        DType::F32 => "f32",
+        DType::F64 => "f64",
+        DType::I64 => "i64",
+        DType::I32 => "i32",
+        DType::U32 => "u32",
+        DType::C64 => "vec2<f32>",
+        DType::F16 | DType::BF16 | DType::I8 | DType::U8 | DType::Bool => "u32",
+    }
+}
+
+/// How a kernel uses a binding.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Access {
+    /// Read-only storage; gives `ld_<name>(i)`.
+    Read,
+    /// Written storage; gives `st_<name>(i, v)`.
+    Write,
+}
+
+/// Expression loading element `i` of packed storage `n` as the register type of `d`.
+fn packed_load(n: &str, d: DType) -> String {
+    match d {
+        DType::F16 => format!("return f16_bits_to_f32({n}[i >> 1u] >> (16u * (i & 1u)));"),
+        DType::BF16 => format!("return bf16_bits_to_f32({n}[i >> 1u] >> (16u * (i & 1u)));"),
+        DType::I8 => format!("return bitcast<i32>({n}[i >> 2u] << (24u - 8u * (i & 3u))) >> 24u;"),
+        DType::U8 => format!("return ({n}[i >> 2u] >> (8u * (i & 3u))) & 0xffu;"),
+        DType::Bool => format!("return select(0u, 1u, (({n}[i >> 2u] >> (8u * (i & 3u))) & 0xffu) != 0u);"),
+        _ => format!("return {n}[i];"),
+    }
+}
+
+/// Statement storing register value `v` as element `i` of packed storage `n` (zeroed before).
+fn packed_store(n: &str, d: DType) -> String {
+    match d {
+        DType::F16 => format!("atomicOr(&{n}[i >> 1u], f32_to_f16_bits(v) << (16u * (i & 1u)));"),
+        DType::BF16 => format!("atomicOr(&{n}[i >> 1u], f32_to_bf16_bits(v) << (16u * (i & 1u)));"),
+        DType::I8 => format!("atomicOr(&{n}[i >> 2u], (bitcast<u32>(v) & 0xffu) << (8u * (i & 3u)));"),
+        DType::U8 => format!("atomicOr(&{n}[i >> 2u], (v & 0xffu) << (8u * (i & 3u)));"),
+        DType::Bool => format!("atomicOr(&{n}[i >> 2u], select(0u, 1u, v != 0u) << (8u * (i & 3u)));"),
+        _ => format!("{n}[i] = v;"),
+    }
+}
+
+/// The declaration of tensor binding `name` at `binding` of dtype `d`, with its accessor:
+/// (Inputs are declared `read_write` too: the inputs and outputs of one dispatch often share an
+/// arena buffer, and WebGPU forbids one buffer being both read-only and writable storage in one
+/// dispatch. Only `ld_` is generated for inputs, so kernels cannot write them.)
+///
+/// `fn ld_<name>(i: u32) -> R` for [`Access::Read`], `fn st_<name>(i: u32, v: R)` for
+/// [`Access::Write`], where `R` is [`reg_type`].
+pub fn tensor_binding(name: &str, binding: u32, d: DType, access: Access) -> String {
+    let reg = reg_type(d);
+    match access {
+        Access::Read => format!(
+            "@group(0) @binding({binding}) var<storage, read_write> {name}: array<{st}>;\n\
+             fn ld_{name}(i: u32) -> {reg} {{ {body} }}\n",
+            st = store_type(d),
+            body = packed_load(name, d)
+        ),
+        Access::Write => {
+            let st = if is_packed(d) { "atomic<u32>".to_string() } else { store_type(d).to_string() };
+            format!(
+                "@group(0) @binding({binding}) var<storage, read_write> {name}: array<{st}>;\n\
+                 fn st_{name}(i: u32, v: {reg}) {{ {body} }}\n",
+                body = packed_store(name, d)
+            )
+        }
+    }
+}
+
+/// Replaces every `{{KEY}}` of `template` with its value; errs when a slot is left unfilled or a
+/// key has no slot (a typo would otherwise pass silently).
+pub fn render(template: &str, slots: &[(&str, &str)]) -> Result<String, String> {
+    let mut out = template.to_string();
+    for (k, v) in slots {
+        let key = format!("{{{{{k}}}}}");
+        if !out.contains(&key) {
+            return Err(format!("template has no slot {key}"));
+        }
+        out = out.replace(&key, v);
+    }
+    if let Some(pos) = out.find("{{") {
+        let end = out[pos..].find("}}").map_or(out.len(), |e| pos + e + 2);
+        return Err(format!("unfilled slot {}", &out[pos..end]));
+    }
+    Ok(out)
+}
+
+/// Joins the common helpers, the maths library and a rendered family into one module.
+pub fn module(parts: &[&str]) -> String {
+    parts.join("\n")
+}
+
+pub mod elementwise;
+
+/// The zero-fill kernel module.
+pub fn zero_module() -> String {
+    module(&[COMMON, ZERO])
+}

@@ -1,0 +1,69 @@
+//! Attributes of the normalisation ops beyond the core set (§2.7.3, §2.7.6–2.7.9) and of their
+//! backward ops (§2.16.1–2.16.3).
+
+/// `SoftmaxCrossEntropy` and `SoftmaxCrossEntropyBackward` (§2.7.3, §2.16.3).
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct SoftmaxCrossEntropyAttrs {
+    /// Canonical class axis (the builder's default is −1).
+    pub axis: usize,
+}
+
+/// `GroupNorm` (§2.7.6). Has `beta` iff the node has 3 inputs.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct GroupNormAttrs {
+    /// Number of channel groups `G` ≥ 1; must divide `C`.
+    pub num_groups: u32,
+    /// Finite, ≥ 0 (spec default 1e−5).
+    pub eps: f32,
+}
+
+/// `LayerNorm2d` (§2.7.7). Has `beta` iff the node has 3 inputs.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct LayerNorm2dAttrs {
+    /// Finite, ≥ 0.
+    pub eps: f32,
+}
+
+impl Default for LayerNorm2dAttrs {
+    /// `eps = 1e−6`, the spec's default.
+    fn default() -> Self {
+        LayerNorm2dAttrs { eps: 1e-6 }
+    }
+}
+
+/// `FusedResidualLayerNorm` / `FusedResidualRmsNorm` (§2.7.8–2.7.9).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct FusedResidualNormAttrs {
+    /// Canonical first normalised axis.
+    pub axis: usize,
+    /// Finite, ≥ 0 (spec default 1e−5 for LayerNorm, 1e−6 for RmsNorm).
+    pub eps: f32,
+    /// A `bias` input follows `residual`.
+    pub has_bias: bool,
+    /// A `beta` input follows `gamma`.
+    pub has_beta: bool,
+    /// Return the sum `s` as a second output.
+    pub emit_sum: bool,
+}
+
+/// Which gradient a norm backward op produces (§2.16.1–2.16.2).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum NormGrad {
+    /// `dx`, shape of `x`.
+    Input,
+    /// `dgamma`, shape of `gamma`.
+    Gamma,
+    /// `dbeta`, shape of `gamma`.
+    Beta,
+}
+
+/// `LayerNormBackward` / `RmsNormBackward` (§2.16.1–2.16.2).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct NormBackwardAttrs {
+    /// Canonical first normalised axis of the forward op.
+    pub axis: usize,
+    /// The forward op's `eps`.
+    pub eps: f32,
+    /// The gradient produced.
+    pub wrt: NormGrad,
+}

@@ -1,0 +1,123 @@
+//! Attributes of signal processing (§2.11) and randomness (§2.12).
+
+use crate::{DType, Shape};
+
+/// The scaling convention of `Fft` (§2.11.1), numpy's meaning.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum FftNorm {
+    /// Forward unscaled, inverse `1/n` (default).
+    Backward,
+    /// Forward `1/n`, inverse unscaled.
+    Forward,
+    /// Both `1/√n`.
+    Ortho,
+}
+
+/// `Fft` (§2.11.1).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct FftAttrs {
+    /// Inverse transform (default false).
+    pub inverse: bool,
+    /// Scaling (default `Backward`).
+    pub norm: FftNorm,
+}
+
+impl Default for FftAttrs {
+    /// A forward transform with `Backward` scaling.
+    fn default() -> Self {
+        FftAttrs { inverse: false, norm: FftNorm::Backward }
+    }
+}
+
+/// Over which values the `LogMel` floor `max − 8` is taken (§2.11.2).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum FloorScope {
+    /// Each frame's `n_mels` values (default; this IR's own choice).
+    Frame,
+    /// The whole `[frames, n_mels]` matrix of one spectrogram (Whisper's rule).
+    Spectrogram,
+}
+
+/// `LogMel` and `LogMelBackward` (§2.11.2, §2.16.4).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct LogMelAttrs {
+    /// The floor's scope (default `Frame`).
+    pub floor_scope: FloorScope,
+}
+
+impl Default for LogMelAttrs {
+    /// `floor_scope = Frame`.
+    fn default() -> Self {
+        LogMelAttrs { floor_scope: FloorScope::Frame }
+    }
+}
+
+/// `WelchPeaks` (§2.11.3).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct WelchPeaksAttrs {
+    /// Number of bins returned, `≤ n_fft div 2 + 1`.
+    pub k: u32,
+    /// I32 (default) or I64.
+    pub index_dtype: DType,
+}
+
+/// `RngBits` (§2.12.1).
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct RngBitsAttrs {
+    /// Output shape.
+    pub shape: Shape,
+    /// Op seed (default 0).
+    pub seed: u64,
+}
+
+/// `RngUniform` (§2.12.2).
+#[derive(Clone, Debug, PartialEq)]
+pub struct RngUniformAttrs {
+    /// Output shape.
+    pub shape: Shape,
+    /// Float output dtype (default F32).
+    pub dtype: DType,
+    /// Finite lower bound (default 0).
+    pub low: f64,
+    /// Finite upper bound ≥ `low` (default 1).
+    pub high: f64,
+    /// Op seed (default 0).
+    pub seed: u64,
+}
+
+/// `RngNormal` (§2.12.3).
+#[derive(Clone, Debug, PartialEq)]
+pub struct RngNormalAttrs {
+    /// Output shape.
+    pub shape: Shape,
+    /// Float output dtype (default F32).
+    pub dtype: DType,
+    /// Finite mean (default 0).
+    pub mean: f64,
+    /// Finite standard deviation ≥ 0 (default 1).
+    pub std: f64,
+    /// Op seed (default 0).
+    pub seed: u64,
+}
+
+/// `Sample` (§2.12.4).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct SampleAttrs {
+    /// Finite, ≥ 0; 0 is greedy (default 1).
+    pub temperature: f32,
+    /// Keep the `top_k` most probable tokens; 0 disables (default 0).
+    pub top_k: u32,
+    /// Nucleus threshold in `(0, 1]`; 1 disables (default 1).
+    pub top_p: f32,
+    /// Op seed (default 0).
+    pub seed: u64,
+    /// I32 (default) or I64.
+    pub index_dtype: DType,
+}
+
+impl Default for SampleAttrs {
+    /// Temperature 1, no top-k or top-p filtering, seed 0, I32 indices.
+    fn default() -> Self {
+        SampleAttrs { temperature: 1.0, top_k: 0, top_p: 1.0, seed: 0, index_dtype: DType::I32 }
+    }
+}

@@ -1,0 +1,171 @@
+//! Op dispatch: the one exhaustive `match` over [`Op`]. At compile it turns each node's op into a
+//! [`Kernel`] (a closure over the op's attributes), so an op this backend does not implement is
+//! found at compile, not at run.
+
+use crate::layout::Bindings;
+use crate::ops::{cast, elementwise, linalg, movement, norm, reduce};
+use backend_api::op::{BinaryOp, CompareOp, ReduceOp, UnaryOp};
+use backend_api::{bail, Error, ErrorKind, Op, Result, Tensor};
+use std::collections::HashMap;
+
+/// What a kernel can see of the run besides its inputs.
+pub(crate) struct Env<'a> {
+    /// Run inputs by name, already checked and with Bool bytes canonicalised.
+    pub inputs: &'a HashMap<String, Tensor>,
+    /// Params set so far.
+    pub params: &'a HashMap<String, Tensor>,
+    /// Sizes of symbolic dims.
+    pub bindings: &'a Bindings,
+}
+
+/// A node's computation: input tensors in, output tensors out.
+pub(crate) type Kernel = Box<dyn Fn(&[&Tensor], &Env<'_>) -> Result<Vec<Tensor>> + Send>;
+
+/// Ops without sub-ops that [`kernel`] implements (sub-op families are listed from their tables).
+const PLAIN_OPS: &[&str] = &[
+    "Input", "Param", "Constant", "Where", "Fma", "Cast", "Reshape", "Transpose", "Narrow", "Concat",
+    "Expand", "Reverse", "Pad", "MatMul", "DotGeneral", "FusedMatMulBiasAct", "Softmax", "LogSoftmax",
+    "LayerNorm", "RmsNorm",
+];
+
+/// Spec names (sub-ops expanded) of every op this backend implements.
+pub(crate) fn supported_ops() -> Vec<String> {
+    let mut v: Vec<String> = PLAIN_OPS.iter().map(|s| s.to_string()).collect();
+    v.extend(UnaryOp::ALL.iter().map(|u| format!("Unary.{}", u.name())));
+    v.extend(BinaryOp::ALL.iter().map(|b| format!("Binary.{}", b.name())));
+    v.extend(CompareOp::ALL.iter().map(|c| format!("Compare.{}", c.name())));
+    v.extend(ReduceOp::ALL.iter().map(|r| format!("Reduce.{}", r.name())));
+    v
+}
+
+/// Input `i` of a node, or an `Arity` error.
+fn arg<'t>(ins: &[&'t Tensor], i: usize) -> Result<&'t Tensor> {
+    match ins.get(i) {
+        Some(t) => Ok(t),
+        None => bail!(Arity, "missing input {i} (got {} inputs)", ins.len()),
+    }
+}
+
+/// Boxes a kernel closure (and pins down its higher-ranked signature for inference).
+fn k(f: impl Fn(&[&Tensor], &Env<'_>) -> Result<Vec<Tensor>> + Send + 'static) -> Kernel {
+    Box::new(f)
+}
+
+fn one(t: Tensor) -> Vec<Tensor> {
+    vec![t]
+}
+
+fn unsupported(op: &Op) -> Error {
+    let label = backend_api::spec::op_label(op);
+    Error::new(ErrorKind::Unsupported, format!("cpu-ref does not implement {label} yet"))
+}
+
+/// The kernel of `op`, or `Unsupported` for an op outside the implemented set.
+pub(crate) fn kernel(op: &Op) -> Result<Kernel> {
+    Ok(match op.clone() {
+        Op::Input(a) => k(move |_, env| match env.inputs.get(&a.name) {
+            Some(t) => Ok(one(t.clone())),
+            None => bail!(Input, "missing input {:?}", a.name),
+        }),
+        Op::Param(a) => k(move |_, env| match env.params.get(&a.name) {
+            Some(t) => Ok(one(t.clone())),
+            None => bail!(Input, "param {:?} was never set (call set_param first)", a.name),
+        }),
+        Op::Constant(a) => {
+            let t = Tensor::from_bytes(a.dtype, &a.shape, a.data.to_vec())?;
+            k(move |_, _| Ok(one(t.clone())))
+        }
+        Op::Unary(u) => k(move |i, _| elementwise::unary(u, arg(i, 0)?).map(one)),
+        Op::Binary(b) => k(move |i, _| elementwise::binary(b, arg(i, 0)?, arg(i, 1)?).map(one)),
+        Op::Compare(c) => k(move |i, _| elementwise::compare(c, arg(i, 0)?, arg(i, 1)?).map(one)),
+        Op::Where => k(|i, _| elementwise::where_(arg(i, 0)?, arg(i, 1)?, arg(i, 2)?).map(one)),
+        Op::Fma => k(|i, _| elementwise::fma(arg(i, 0)?, arg(i, 1)?, arg(i, 2)?).map(one)),
+        Op::Cast { to } => k(move |i, _| cast::cast(arg(i, 0)?, to).map(one)),
+        Op::Reshape { new_shape } => {
+            k(move |i, env| movement::reshape(arg(i, 0)?, &new_shape, env.bindings).map(one))
+        }
+        Op::Transpose { perm } => k(move |i, _| movement::transpose(arg(i, 0)?, &perm).map(one)),
+        Op::Narrow(a) => k(move |i, _| movement::narrow(arg(i, 0)?, &a).map(one)),
+        Op::Concat { axis } => k(move |i, _| movement::concat(i, axis).map(one)),
+        Op::Expand { shape } => k(move |i, env| movement::expand(arg(i, 0)?, &shape, env.bindings).map(one)),
+        Op::Reverse { axes } => k(move |i, _| movement::reverse(arg(i, 0)?, &axes).map(one)),
+        Op::Pad(a) => k(move |i, _| movement::pad(arg(i, 0)?, &a).map(one)),
+        Op::Reduce(a) => k(move |i, _| reduce::reduce(arg(i, 0)?, &a).map(one)),
+        Op::MatMul => k(|i, _| linalg::matmul(arg(i, 0)?, arg(i, 1)?).map(one)),
+        Op::DotGeneral(a) => k(move |i, _| linalg::dot_general(arg(i, 0)?, arg(i, 1)?, &a).map(one)),
+        Op::FusedMatMulBiasAct { activation } => k(move |i, _| {
+            linalg::fused_matmul_bias_act(arg(i, 0)?, arg(i, 1)?, arg(i, 2)?, activation).map(one)
+        }),
+        Op::Softmax { axis } => k(move |i, _| norm::softmax(arg(i, 0)?, axis, false).map(one)),
+        Op::LogSoftmax { axis } => k(move |i, _| norm::softmax(arg(i, 0)?, axis, true).map(one)),
+        Op::LayerNorm(a) => k(move |i, _| norm::layer_norm(arg(i, 0)?, arg(i, 1)?, i.get(2).copied(), &a).map(one)),
+        Op::RmsNorm(a) => k(move |i, _| norm::rms_norm(arg(i, 0)?, arg(i, 1)?, i.get(2).copied(), &a).map(one)),
+        Op::Gather(_)
+        | Op::ScatterAdd(_)
+        | Op::GatherBackward(_)
+        | Op::ArgMax(_)
+        | Op::ArgMin(_)
+        | Op::TopK(_)
+        | Op::Cumsum(_)
+        | Op::CumsumBackward(_)
+        | Op::GroupedMatMul(_)
+        | Op::QuantMatMul(_)
+        | Op::QuantGroupedMatMul(_)
+        | Op::SoftmaxCrossEntropy(_)
+        | Op::GroupNorm(_)
+        | Op::LayerNorm2d(_)
+        | Op::FusedResidualLayerNorm(_)
+        | Op::FusedResidualRmsNorm(_)
+        | Op::Attention(_)
+        | Op::AttentionBackward(_)
+        | Op::Rope(_)
+        | Op::RopeBackward(_)
+        | Op::Conv(_)
+        | Op::ConvTranspose(_)
+        | Op::Pool(_)
+        | Op::Im2Col(_)
+        | Op::ResizeNearest(_)
+        | Op::Rnn(_)
+        | Op::Gru(_)
+        | Op::Lstm(_)
+        | Op::SelectiveScan(_)
+        | Op::Mamba2(_)
+        | Op::GatedDeltaNet(_)
+        | Op::Scan(_)
+        | Op::Fft(_)
+        | Op::LogMel(_)
+        | Op::WelchPeaks(_)
+        | Op::RngBits(_)
+        | Op::RngUniform(_)
+        | Op::RngNormal(_)
+        | Op::Sample(_)
+        | Op::If(_)
+        | Op::While(_)
+        | Op::ElementwiseRegion(_)
+        | Op::BatchElementwiseRegion(_)
+        | Op::TransformRegion(_)
+        | Op::Custom(_)
+        | Op::LayerNormBackward(_)
+        | Op::RmsNormBackward(_)
+        | Op::SoftmaxCrossEntropyBackward(_)
+        | Op::LogMelBackward(_) => return Err(unsupported(op)),
+        #[cfg(feature = "splat")]
+        Op::GaussianSplatPrepare(_)
+        | Op::GaussianSplatRasterize(_)
+        | Op::GaussianSplatRender(_)
+        | Op::GaussianSplatRenderBackward(_) => return Err(unsupported(op)),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn supported_names_are_rows_of_the_op_table() {
+        let table = backend_api::spec::op_table();
+        for name in supported_ops() {
+            assert!(table.iter().any(|e| e.name == name), "{name} is not in the op table");
+        }
+    }
+}

@@ -1,0 +1,10 @@
+//! The op families. Each module computes its ops on host tensors in plain loops, in f64 for floats
+//! and exactly for integers, and rounds once into the output dtype.
+
+pub mod cast;
+pub mod elementwise;
+pub mod linalg;
+pub mod math;
+pub mod movement;
+pub mod norm;
+pub mod reduce;

@@ -1,0 +1,103 @@
+//! Compute pipelines with explicit bind-group layouts, cached per device by (source, layout).
+
+use backend_api::{Error, ErrorKind, Result};
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+/// How a kernel binds one resource. Binding `k` of a kernel is entry `k` of its layout.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum BindKind {
+    /// A uniform buffer (the kernel's params struct).
+    Uniform,
+    /// A read-only storage range.
+    Read,
+    /// A read-write storage range.
+    Write,
+}
+
+/// A compiled kernel and the layout its bind groups must follow.
+pub struct Pipeline {
+    /// The pipeline.
+    pub pipeline: wgpu::ComputePipeline,
+    /// Its only bind-group layout (group 0).
+    pub layout: wgpu::BindGroupLayout,
+}
+
+type Key = (String, Vec<BindKind>);
+
+/// Pipelines built so far on one device.
+#[derive(Default)]
+pub struct PipelineCache {
+    map: Mutex<HashMap<Key, Arc<Pipeline>>>,
+}
+
+impl PipelineCache {
+    /// Number of distinct pipelines built.
+    pub fn len(&self) -> usize {
+        self.map.lock().map(|m| m.len()).unwrap_or(0)
+    }
+
+    /// Whether no pipeline was built yet.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The pipeline for `source` (entry point `main`) with bindings `kinds`, built on first use.
+    pub fn get(&self, device: &wgpu::Device, source: &str, kinds: &[BindKind]) -> Result<Arc<Pipeline>> {
+        let key = (source.to_string(), kinds.to_vec());
+        if let Some(p) = self.map.lock().ok().and_then(|m| m.get(&key).cloned()) {
+            return Ok(p);
+        }
+        let p = Arc::new(build(device, source, kinds)?);
+        if let Ok(mut m) = self.map.lock() {
+            m.insert(key, p.clone());
+        }
+        Ok(p)
+    }
+}
+
+fn layout_entry(binding: u32, kind: BindKind) -> wgpu::BindGroupLayoutEntry {
+    let ty = match kind {
+        BindKind::Uniform => wgpu::BufferBindingType::Uniform,
+        // Inputs and outputs of one dispatch often lie in the same arena buffer, and WebGPU
+        // forbids one buffer being read-only storage and writable storage in one dispatch. So the
+        // layout says read-write for every storage binding (the WGSL must match; see
+        // `shaders::tensor_binding`).
+        BindKind::Read | BindKind::Write => wgpu::BufferBindingType::Storage { read_only: false },
+    };
+    wgpu::BindGroupLayoutEntry {
+        binding,
+        visibility: wgpu::ShaderStages::COMPUTE,
+        ty: wgpu::BindingType::Buffer { ty, has_dynamic_offset: false, min_binding_size: None },
+        count: None,
+    }
+}
+
+fn build(device: &wgpu::Device, source: &str, kinds: &[BindKind]) -> Result<Pipeline> {
+    let scope = device.push_error_scope(wgpu::ErrorFilter::Validation);
+    let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
+        label: None,
+        source: wgpu::ShaderSource::Wgsl(source.into()),
+    });
+    let entries: Vec<_> = kinds.iter().enumerate().map(|(i, k)| layout_entry(i as u32, *k)).collect();
+    let layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor { label: None, entries: &entries });
+    let pl = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
+        label: None,
+        bind_group_layouts: &[Some(&layout)],
+        immediate_size: 0,
+    });
+    let pipeline = device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
+        label: None,
+        layout: Some(&pl),
+        module: &module,
+        entry_point: Some("main"),
+        compilation_options: Default::default(),
+        cache: None,
+    });
+    if let Some(e) = pollster::block_on(scope.pop()) {
+        let lines: Vec<&str> = source.lines().collect();
+        let head = lines[lines.len().saturating_sub(60)..].join("\n");
+        return Err(Error::new(ErrorKind::Device, format!("kernel failed to build: {e}\n--- kernel ---\n{head}")));
+    }
+    Ok(Pipeline { pipeline, layout })
+}

@@ -1,0 +1,122 @@
+//! Memory plan: every value gets a byte range sized by its real dtype. Activations and graph inputs
+//! share arena buffers and reuse memory once their last reader has run (liveness); params and
+//! constants live in buffers of their own that persist across runs.
+
+use backend_api::{bail, Result};
+
+/// Where a tensor lives.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Home {
+    /// Arena buffer `k`.
+    Arena(usize),
+    /// The param buffer `k`.
+    Param(usize),
+    /// The constant buffer `k`.
+    Const(usize),
+}
+
+/// A tensor's byte range.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Loc {
+    /// Its buffer.
+    pub home: Home,
+    /// Byte offset (aligned to the device's storage offset alignment).
+    pub offset: u64,
+    /// Byte size, a multiple of 4 and at least 4 (empty tensors still get a bindable range).
+    pub size: u64,
+}
+
+/// One arena allocation request: `size` bytes live from step `def` through step `last_use`.
+#[derive(Clone, Copy, Debug)]
+pub struct Request {
+    /// Bytes needed.
+    pub size: u64,
+    /// Step that writes it (inputs: 0, before every kernel).
+    pub def: usize,
+    /// Last step that reads it (`usize::MAX` for graph outputs).
+    pub last_use: usize,
+}
+
+/// Rounds a tensor's byte size to a bindable size (multiple of 4, at least 4).
+pub fn bindable(bytes: u64) -> u64 {
+    bytes.div_ceil(4).max(1) * 4
+}
+
+/// Assigns arena offsets to requests (first fit, in request order, which is definition order).
+/// A range is free for a request at step `s` once its last reader ran strictly before `s`.
+/// Arenas are at most `max_buffer` bytes; returns the locations and the arena sizes.
+pub fn assign(reqs: &[Request], align: u64, max_buffer: u64, reuse: bool) -> Result<(Vec<Loc>, Vec<u64>)> {
+    struct Live {
+        offset: u64,
+        end: u64,
+        last_use: usize,
+    }
+    let mut arenas: Vec<(Vec<Live>, u64)> = Vec::new();
+    let mut locs = Vec::with_capacity(reqs.len());
+    for r in reqs {
+        if r.size > max_buffer {
+            bail!(DeviceLimit, "a tensor of {} bytes exceeds the device's max buffer size {max_buffer}", r.size);
+        }
+        let mut placed = None;
+        for (ai, (lives, size)) in arenas.iter_mut().enumerate() {
+            if reuse {
+                lives.retain(|l| l.last_use >= r.def);
+            }
+            lives.sort_by_key(|l| l.offset);
+            let mut cursor = 0u64;
+            let mut found = None;
+            for l in lives.iter() {
+                if cursor + r.size <= l.offset {
+                    found = Some(cursor);
+                    break;
+                }
+                cursor = cursor.max(l.end.div_ceil(align) * align);
+            }
+            let off = found.unwrap_or(cursor);
+            if off + r.size <= max_buffer {
+                lives.push(Live { offset: off, end: off + r.size, last_use: r.last_use });
+                *size = (*size).max(off + r.size);
+                placed = Some(Loc { home: Home::Arena(ai), offset: off, size: r.size });
+                break;
+            }
+        }
+        let loc = match placed {
+            Some(l) => l,
+            None => {
+                arenas.push((vec![Live { offset: 0, end: r.size, last_use: r.last_use }], r.size));
+                Loc { home: Home::Arena(arenas.len() - 1), offset: 0, size: r.size }
+            }
+        };
+        locs.push(loc);
+    }
+    Ok((locs, arenas.into_iter().map(|(_, s)| s).collect()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reuses_memory_after_last_use_only() {
+        let reqs = [
+            Request { size: 100, def: 0, last_use: 1 },
+            Request { size: 100, def: 1, last_use: 2 },
+            Request { size: 100, def: 2, last_use: 3 },
+        ];
+        let (locs, sizes) = assign(&reqs, 256, 1 << 20, true).unwrap();
+        assert_ne!(locs[0].offset, locs[1].offset, "live at step 1 together");
+        assert_eq!(locs[2].offset, locs[0].offset, "first range is free at step 2");
+        assert_eq!(sizes.len(), 1);
+        let (locs, _) = assign(&reqs, 256, 1 << 20, false).unwrap();
+        assert_ne!(locs[2].offset, locs[0].offset);
+    }
+
+    #[test]
+    fn splits_into_arenas_and_refuses_oversized() {
+        let reqs = [Request { size: 600, def: 0, last_use: 9 }, Request { size: 600, def: 0, last_use: 9 }];
+        let (locs, sizes) = assign(&reqs, 256, 1000, true).unwrap();
+        assert_eq!(sizes.len(), 2);
+        assert_eq!(locs[1].home, Home::Arena(1));
+        assert!(assign(&[Request { size: 2000, def: 0, last_use: 0 }], 256, 1000, true).is_err());
+    }
+}

@@ -137,6 +137,10 @@ pub fn module(parts: &[&str]) -> String {
 }
 
 pub mod elementwise;
+pub mod matmul;
+pub mod movement;
+pub mod norm;
+pub mod reduce;
 
 /// The zero-fill kernel module.
 pub fn zero_module() -> String {

@@ -5,16 +5,8 @@ use backend_api::op::{BinaryOp, CompareOp, UnaryOp};
 use backend_api::DType;
 use shaders::elementwise::{module, ElemKind};
 
-fn validate(name: &str, src: &str) {
-    let m = match naga::front::wgsl::parse_str(src) {
-        Ok(m) => m,
-        Err(e) => panic!("{name}: parse error:\n{}\n--- source ---\n{src}", e.emit_to_string(src)),
-    };
-    let mut v = naga::valid::Validator::new(naga::valid::ValidationFlags::all(), naga::valid::Capabilities::all());
-    if let Err(e) = v.validate(&m) {
-        panic!("{name}: validation error: {e:?}\n--- source ---\n{src}");
-    }
-}
+mod common;
+use common::validate;
 
 #[test]
 fn zero_kernel_is_valid() {

@@ -5,6 +5,10 @@
 //! node's inputs, then its outputs, then scratch buffers, in the order the kernel lists them.
 
 mod elementwise;
+mod linalg;
+mod movement;
+mod norm;
+mod reduce;
 
 use crate::device::DeviceCaps;
 use crate::pipelines::BindKind;
@@ -103,21 +107,13 @@ pub fn lower(ctx: &LowerCtx<'_>) -> Result<Lowered> {
             elementwise::lower(ctx)
         }
         Op::Reshape { .. } => Ok(Lowered::Alias(0)),
-        Op::Transpose { .. }
-        | Op::Narrow(_)
-        | Op::Concat { .. }
-        | Op::Expand { .. }
-        | Op::Reverse { .. }
-        | Op::Pad(_)
-        | Op::Reduce(_)
-        | Op::MatMul
-        | Op::DotGeneral(_)
-        | Op::FusedMatMulBiasAct { .. }
-        | Op::Softmax { .. }
-        | Op::LogSoftmax { .. }
-        | Op::LayerNorm(_)
-        | Op::RmsNorm(_)
-        | Op::Gather(_)
+        Op::Transpose { .. } | Op::Narrow(_) | Op::Concat { .. } | Op::Expand { .. } | Op::Reverse { .. } | Op::Pad(_) => {
+            movement::lower(ctx)
+        }
+        Op::Reduce(_) => reduce::lower(ctx),
+        Op::MatMul | Op::DotGeneral(_) | Op::FusedMatMulBiasAct { .. } => linalg::lower(ctx),
+        Op::Softmax { .. } | Op::LogSoftmax { .. } | Op::LayerNorm(_) | Op::RmsNorm(_) => norm::lower(ctx),
+        Op::Gather(_)
         | Op::ScatterAdd(_)
         | Op::GatherBackward(_)
         | Op::ArgMax(_)

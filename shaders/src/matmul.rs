@@ -1,0 +1,1 @@
+//! Variants of the matmul kernel family (being written).

@@ -1,0 +1,1 @@
+//! Variants of the movement kernel family (being written).

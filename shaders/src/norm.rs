@@ -1,0 +1,1 @@
+//! Variants of the norm kernel family (being written).

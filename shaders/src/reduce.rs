@@ -1,0 +1,1 @@
+//! Variants of the reduce kernel family (being written).

@@ -92,6 +92,8 @@ pub enum Piece {
     Halves(f64),
     /// Integers in `[-n, n]`.
     Ints(i64),
+    /// One of the listed values.
+    OneOf(&'static [f64]),
 }
 
 impl Default for Piece {
@@ -117,6 +119,7 @@ impl Piece {
                 rng.int_in(-k, k) as f64 * 0.5
             }
             Piece::Ints(n) => rng.int_in(-n, n) as f64,
+            Piece::OneOf(xs) => rng.pick(xs),
         }
     }
 }

@@ -148,3 +148,11 @@ fn magnitude_graph(
     }
     gb.build()
 }
+
+/// The `i`-th value of a list (the magnitude closures' leaves), or an error naming the index.
+pub fn nth(values: &[Value], i: usize) -> Result<Value> {
+    match values.get(i) {
+        Some(v) => Ok(*v),
+        None => backend_api::bail!(Arity, "leaf {i} requested but the problem has {} leaves", values.len()),
+    }
+}

@@ -411,7 +411,12 @@ impl Values {
                 int_tensor(dtype, shape, &self.int.draw_n(rng, dtype, n, rate))
             }
             DType::Bool => {
-                let p = rng.unit();
+                // Nearly-all-false and nearly-all-true tensors make any/all reductions meaningful.
+                let p = match rng.below(4) {
+                    0 => 0.02,
+                    1 => 0.98,
+                    _ => rng.unit(),
+                };
                 bool_tensor(rng, shape, p)
             }
             DType::C64 => {

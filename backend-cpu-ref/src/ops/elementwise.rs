@@ -99,7 +99,7 @@ fn unary_scalar(op: UnaryOp, s: Scalar) -> Result<Scalar> {
 }
 
 /// Float unary functions with the special values of §2.2.1; NaN in gives NaN out.
-fn float_unary(op: UnaryOp, x: f64) -> Result<f64> {
+pub(crate) fn float_unary(op: UnaryOp, x: f64) -> Result<f64> {
     let y = match op {
         UnaryOp::Relu => if x > 0.0 { x } else { 0.0 },
         UnaryOp::Sigmoid => math::sigmoid(x),

@@ -377,7 +377,7 @@ mod tests {
     fn rem_and_mod_follow_fmod() {
         assert!(same(5.5 % 2.0, 1.5));
         assert!(same(-5.5 % 2.0, -1.5));
-        assert!((1.0 % 0.0).is_nan() && (INF % 2.0).is_nan());
+        assert!((1.0f64 % 0.0).is_nan() && (INF % 2.0).is_nan());
         assert!(same(3.0 % INF, 3.0));
         assert!(same(floor_mod(-5.5, 2.0), 0.5));
         assert!(same(floor_mod(5.5, -2.0), -0.5));

@@ -40,12 +40,11 @@ fn strategy(dtype: DType, leaves: usize, case: fn(DType, &Skeleton) -> Generated
     skeleton(0..=5, MAX_NUMEL, leaves).prop_map(move |sk| case(dtype, &sk)).boxed()
 }
 
-/// Shapes of `n` operands that broadcast to (at most) `out`; often one of them is `out` itself.
-pub fn operand_shapes(rng: &mut Rng, out: &[usize], n: usize) -> Vec<Vec<usize>> {
-    let mut s: Vec<Vec<usize>> = (0..n).map(|_| broadcast_partner(rng, out)).collect();
+/// Shapes of `N` operands that broadcast to (at most) `out`; often one of them is `out` itself.
+pub fn operand_shapes<const N: usize>(rng: &mut Rng, out: &[usize]) -> [Vec<usize>; N] {
+    let mut s: [Vec<usize>; N] = std::array::from_fn(|_| broadcast_partner(rng, out));
     if rng.chance(0.6) {
-        let i = rng.below(n);
-        if let Some(x) = s.get_mut(i) {
+        if let Some(x) = s.get_mut(rng.below(N)) {
             *x = out.to_vec();
         }
     }
@@ -63,8 +62,8 @@ fn unary_case(op: UnaryOp, dtype: DType, sk: &Skeleton) -> Generated {
 
 fn binary_case(op: BinaryOp, dtype: DType, sk: &Skeleton) -> Generated {
     let mut rng = sk.rng();
-    let shapes = operand_shapes(&mut rng, &sk.shape, 2);
-    let (a, b) = binary_data(op, dtype, &mut rng, &shapes[0], &shapes[1], sk.rate)?;
+    let [sa, sb] = operand_shapes(&mut rng, &sk.shape);
+    let (a, b) = binary_data(op, dtype, &mut rng, &sa, &sb, sk.rate)?;
     let mut pb = ProblemBuilder::new();
     let a = pb.leaf(sk.kind(0), a)?;
     let b = pb.leaf(sk.kind(1), b)?;
@@ -74,8 +73,8 @@ fn binary_case(op: BinaryOp, dtype: DType, sk: &Skeleton) -> Generated {
 
 fn compare_case(op: CompareOp, dtype: DType, sk: &Skeleton) -> Generated {
     let mut rng = sk.rng();
-    let shapes = operand_shapes(&mut rng, &sk.shape, 2);
-    let (a, b) = pooled_pair(&mut rng, &domains::compare(dtype), dtype, &shapes[0], &shapes[1], sk.rate)?;
+    let [sa, sb] = operand_shapes(&mut rng, &sk.shape);
+    let (a, b) = pooled_pair(&mut rng, &domains::compare(dtype), dtype, &sa, &sb, sk.rate)?;
     let mut pb = ProblemBuilder::new();
     let a = pb.leaf(sk.kind(0), a)?;
     let b = pb.leaf(sk.kind(1), b)?;
@@ -85,11 +84,11 @@ fn compare_case(op: CompareOp, dtype: DType, sk: &Skeleton) -> Generated {
 
 fn where_case(dtype: DType, sk: &Skeleton) -> Generated {
     let mut rng = sk.rng();
-    let shapes = operand_shapes(&mut rng, &sk.shape, 3);
+    let [sc, sx, sy] = operand_shapes(&mut rng, &sk.shape);
     let p_true = rng.unit();
-    let cond = crate::values::bool_tensor(&mut rng, &shapes[0], p_true)?;
-    let x = Values::any(dtype, true).tensor(&mut rng, dtype, &shapes[1], sk.rate)?;
-    let y = Values::any(dtype, true).tensor(&mut rng, dtype, &shapes[2], sk.rate)?;
+    let cond = crate::values::bool_tensor(&mut rng, &sc, p_true)?;
+    let x = Values::any(dtype, true).tensor(&mut rng, dtype, &sx, sk.rate)?;
+    let y = Values::any(dtype, true).tensor(&mut rng, dtype, &sy, sk.rate)?;
     let mut pb = ProblemBuilder::new();
     let c = pb.leaf(sk.kind(0), cond)?;
     let x = pb.leaf(sk.kind(1), x)?;
@@ -100,12 +99,12 @@ fn where_case(dtype: DType, sk: &Skeleton) -> Generated {
 
 fn fma_case(dtype: DType, sk: &Skeleton) -> Generated {
     let mut rng = sk.rng();
-    let shapes = operand_shapes(&mut rng, &sk.shape, 3);
+    let [sa, sb, sc] = operand_shapes(&mut rng, &sk.shape);
     let (va, vb, vc) = domains::fma();
     let mut pb = ProblemBuilder::new();
-    let a = pb.leaf(sk.kind(0), va.tensor(&mut rng, dtype, &shapes[0], sk.rate)?)?;
-    let b = pb.leaf(sk.kind(1), vb.tensor(&mut rng, dtype, &shapes[1], sk.rate)?)?;
-    let c = pb.leaf(sk.kind(2), vc.tensor(&mut rng, dtype, &shapes[2], sk.rate)?)?;
+    let a = pb.leaf(sk.kind(0), va.tensor(&mut rng, dtype, &sa, sk.rate)?)?;
+    let b = pb.leaf(sk.kind(1), vb.tensor(&mut rng, dtype, &sb, sk.rate)?)?;
+    let c = pb.leaf(sk.kind(2), vc.tensor(&mut rng, dtype, &sc, sk.rate)?)?;
     let out = pb.g().fma(a, b, c)?;
     pb.finish(&[out])
 }

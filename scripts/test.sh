@@ -1,0 +1,8 @@
+#!/usr/bin/env bash
+# Runs every test: the workspace (unit, integration, naga validation, conformance property tests)
+# and the out-of-workspace host crate that uses the backends as a third party would.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+scripts/ensure-vulkan.sh
+cargo test --workspace
+CARGO_TARGET_DIR="$PWD/target" cargo run --manifest-path examples/host-crate/Cargo.toml

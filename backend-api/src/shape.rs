@@ -130,12 +130,20 @@ pub fn strides(dims: &[usize]) -> Vec<usize> {
 }
 
 /// Strides of `from` read as if broadcast to `to` (§1.4): 0 on stretched and missing axes.
-/// `from` must broadcast to `to`; validation guarantees it for every node.
+/// `from` must broadcast to `to` (validation guarantees it for every node); extra leading axes of
+/// `from` (which validation never lets through) are ignored rather than panicking.
 pub fn broadcast_strides(from: &[usize], to: &[usize]) -> Vec<usize> {
     let own = strides(from);
-    let pad = to.len() - from.len();
+    let skip = from.len().saturating_sub(to.len());
+    let pad = to.len().saturating_sub(from.len());
     (0..to.len())
-        .map(|i| if i < pad || from[i - pad] == 1 { 0 } else { own[i - pad] })
+        .map(|i| {
+            if i < pad {
+                return 0;
+            }
+            let j = i - pad + skip;
+            if from[j] == 1 { 0 } else { own[j] }
+        })
         .collect()
 }
 

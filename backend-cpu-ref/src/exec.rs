@@ -3,7 +3,9 @@
 use crate::eval::{kernel, Env, Kernel};
 use crate::layout::Bindings;
 use backend_api::spec::op_label;
-use backend_api::{bail, check_run_inputs, check_slot, DType, Executable, Graph, Result, Signature, Tensor, TensorView};
+use backend_api::{
+    bail, check_run_inputs, check_slot, DType, Executable, Graph, Result, Signature, Tensor, TensorView,
+};
 use std::collections::HashMap;
 
 /// A compiled graph for the reference backend.
@@ -21,7 +23,12 @@ impl CpuRefExecutable {
         for (id, node) in graph.nodes().iter().enumerate() {
             kernels.push(kernel(&node.op).map_err(|e| e.at_node(id, op_label(&node.op)))?);
         }
-        Ok(CpuRefExecutable { graph: graph.clone(), kernels, sig: Signature::of(graph), params: HashMap::new() })
+        Ok(CpuRefExecutable {
+            graph: graph.clone(),
+            kernels,
+            sig: Signature::of(graph),
+            params: HashMap::new(),
+        })
     }
 
     /// Evaluates every node in order and returns the values of every node's outputs.
@@ -33,10 +40,19 @@ impl CpuRefExecutable {
             for v in &node.inputs {
                 match values.get(v.node.0).and_then(|o| o.get(v.output)) {
                     Some(t) => ins.push(t),
-                    None => return Err(ctx(backend_api::Error::new(backend_api::ErrorKind::Arity, format!("input {v} not computed")))),
+                    None => {
+                        return Err(ctx(backend_api::Error::new(
+                            backend_api::ErrorKind::Arity,
+                            format!("input {v} not computed"),
+                        )))
+                    }
                 }
             }
-            let env = Env { inputs, params: &self.params, bindings };
+            let env = Env {
+                inputs,
+                params: &self.params,
+                bindings,
+            };
             let outs = kern(&ins, &env).map_err(ctx)?;
             check_outputs(node, &outs, bindings).map_err(ctx)?;
             values.push(outs);
@@ -48,11 +64,21 @@ impl CpuRefExecutable {
 /// Checks computed outputs against the node's inferred types (the deferred checks of §1.2).
 fn check_outputs(node: &backend_api::Node, outs: &[Tensor], bindings: &mut Bindings) -> Result<()> {
     if outs.len() != node.outputs.len() {
-        bail!(Arity, "computed {} outputs, the node declares {}", outs.len(), node.outputs.len());
+        bail!(
+            Arity,
+            "computed {} outputs, the node declares {}",
+            outs.len(),
+            node.outputs.len()
+        );
     }
     for (i, (t, want)) in outs.iter().zip(&node.outputs).enumerate() {
         if t.dtype() != want.dtype {
-            bail!(DType, "output {i} computed as {} but declared {}", t.dtype(), want.dtype);
+            bail!(
+                DType,
+                "output {i} computed as {} but declared {}",
+                t.dtype(),
+                want.dtype
+            );
         }
         bindings.check(&want.shape, t.shape(), &format!("output {i}"))?;
     }
@@ -95,7 +121,13 @@ impl Executable for CpuRefExecutable {
         }
         for p in &self.sig.params {
             if !self.params.contains_key(&p.name) {
-                bail!(Input, "param {:?} ({}{}) was never set; call set_param first", p.name, p.dtype, p.shape);
+                bail!(
+                    Input,
+                    "param {:?} ({}{}) was never set; call set_param first",
+                    p.name,
+                    p.dtype,
+                    p.shape
+                );
             }
         }
         let mut bindings = Bindings::from_slots(slots);

@@ -56,7 +56,9 @@ impl Bindings {
         }
         for (d, &n) in declared.dims().iter().zip(got) {
             match d {
-                Dim::Static(s) if *s != n => bail!(ShapeBinding, "{what} has shape {got:?} but was declared {declared}"),
+                Dim::Static(s) if *s != n => {
+                    bail!(ShapeBinding, "{what} has shape {got:?} but was declared {declared}")
+                }
                 Dim::Static(_) => {}
                 Dim::Sym(s) => self.bind(s, n, what)?,
             }
@@ -105,7 +107,11 @@ pub fn broadcast_shape(shapes: &[&[usize]]) -> Result<Vec<usize>> {
             if *o == 1 {
                 *o = d;
             } else if d != 1 && d != *o {
-                bail!(Shape, "shapes {shapes:?} do not broadcast (dim {d} against {o} on axis {})", pad + i);
+                bail!(
+                    Shape,
+                    "shapes {shapes:?} do not broadcast (dim {d} against {o} on axis {})",
+                    pad + i
+                );
             }
         }
     }
@@ -185,7 +191,10 @@ mod tests {
             Ok(())
         })
         .unwrap();
-        assert_eq!(seen, vec![vec![0, 0], vec![0, 1], vec![0, 2], vec![1, 0], vec![1, 1], vec![1, 2]]);
+        assert_eq!(
+            seen,
+            vec![vec![0, 0], vec![0, 1], vec![0, 2], vec![1, 0], vec![1, 1], vec![1, 2]]
+        );
         let mut n = 0;
         for_each_index(&[], |_| {
             n += 1;

@@ -201,7 +201,11 @@ pub fn round_int(i: i128, p: u32) -> f64 {
         let q = mag >> shift;
         let rem = mag & ((1u128 << shift) - 1);
         let half = 1u128 << (shift - 1);
-        let q = if rem > half || (rem == half && q & 1 == 1) { q + 1 } else { q };
+        let q = if rem > half || (rem == half && q & 1 == 1) {
+            q + 1
+        } else {
+            q
+        };
         q << shift
     };
     // `r` has at most `p <= 53` significant bits, so this conversion is exact.
@@ -291,6 +295,44 @@ mod tests {
                 continue;
             }
             assert_eq!(bf16_bits(h.to_f64()), bits, "bf16 bits {bits:#06x}");
+        }
+    }
+
+    /// `half`'s f32 → f16/bf16 conversions round to nearest even in one step (unlike its f64
+    /// ones), so on f32-representable inputs they are an independent oracle for ours.
+    fn agrees_with_half_from_f32(x: f32) {
+        if x.is_nan() {
+            return;
+        }
+        assert_eq!(
+            f16_bits(x as f64),
+            f16::from_f32(x).to_bits(),
+            "f16 of {x:e} ({:#010x})",
+            x.to_bits()
+        );
+        assert_eq!(
+            bf16_bits(x as f64),
+            bf16::from_f32(x).to_bits(),
+            "bf16 of {x:e} ({:#010x})",
+            x.to_bits()
+        );
+    }
+
+    #[test]
+    fn matches_single_step_f32_conversions() {
+        for bits in (0..=u32::MAX).step_by(4099) {
+            agrees_with_half_from_f32(f32::from_bits(bits));
+        }
+        // Every midpoint between neighbouring finite f16 / bf16 values (exact ties), and its f32
+        // neighbours, up to and including the overflow boundary.
+        let pairs = (0..0x7c00u16)
+            .map(|b| (f16::from_bits(b).to_f64(), f16::from_bits(b + 1).to_f64()))
+            .chain((0..0x7f80u16).map(|b| (bf16::from_bits(b).to_f64(), bf16::from_bits(b + 1).to_f64())));
+        for (lo, hi) in pairs {
+            let mid = ((lo + hi) / 2.0) as f32;
+            for x in [mid, mid.next_up(), mid.next_down(), -mid, -mid.next_up()] {
+                agrees_with_half_from_f32(x);
+            }
         }
     }
 

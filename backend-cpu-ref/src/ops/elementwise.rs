@@ -10,7 +10,10 @@ use backend_api::{bail, DType, Result, Tensor};
 /// `y = f(x)` elementwise.
 pub fn unary(op: UnaryOp, x: &Tensor) -> Result<Tensor> {
     let dt = x.dtype();
-    let ys = scalars(x).into_iter().map(|s| unary_scalar(op, s)).collect::<Result<Vec<_>>>()?;
+    let ys = scalars(x)
+        .into_iter()
+        .map(|s| unary_scalar(op, s))
+        .collect::<Result<Vec<_>>>()?;
     from_scalars(dt, x.shape(), &ys)
 }
 
@@ -28,10 +31,20 @@ pub fn compare(op: CompareOp, a: &Tensor, b: &Tensor) -> Result<Tensor> {
 /// `cond ? x : y` with broadcasting; the selected element's bytes are copied unchanged.
 pub fn where_(cond: &Tensor, x: &Tensor, y: &Tensor) -> Result<Tensor> {
     if cond.dtype() != DType::Bool || x.dtype() != y.dtype() {
-        bail!(DType, "Where needs a Bool cond and equal x, y dtypes; got {}, {}, {}", cond.dtype(), x.dtype(), y.dtype());
+        bail!(
+            DType,
+            "Where needs a Bool cond and equal x, y dtypes; got {}, {}, {}",
+            cond.dtype(),
+            x.dtype(),
+            y.dtype()
+        );
     }
     let shape = broadcast_shape(&[cond.shape(), x.shape(), y.shape()])?;
-    let (mc, mx, my) = (broadcast_map(cond.shape(), &shape)?, broadcast_map(x.shape(), &shape)?, broadcast_map(y.shape(), &shape)?);
+    let (mc, mx, my) = (
+        broadcast_map(cond.shape(), &shape)?,
+        broadcast_map(x.shape(), &shape)?,
+        broadcast_map(y.shape(), &shape)?,
+    );
     let mut data = Vec::with_capacity(mc.len() * x.dtype().size());
     for ((&c, &i), &j) in mc.iter().zip(&mx).zip(&my) {
         let pick = decode(DType::Bool, element(cond, c)?) == Scalar::B(true);
@@ -45,17 +58,31 @@ pub fn where_(cond: &Tensor, x: &Tensor, y: &Tensor) -> Result<Tensor> {
 pub fn fma(a: &Tensor, b: &Tensor, c: &Tensor) -> Result<Tensor> {
     let dt = a.dtype();
     if !dt.is_float() || b.dtype() != dt || c.dtype() != dt {
-        bail!(DType, "Fma needs three equal float dtypes; got {}, {}, {}", dt, b.dtype(), c.dtype());
+        bail!(
+            DType,
+            "Fma needs three equal float dtypes; got {}, {}, {}",
+            dt,
+            b.dtype(),
+            c.dtype()
+        );
     }
     let shape = broadcast_shape(&[a.shape(), b.shape(), c.shape()])?;
-    let (ma, mb, mc) = (broadcast_map(a.shape(), &shape)?, broadcast_map(b.shape(), &shape)?, broadcast_map(c.shape(), &shape)?);
+    let (ma, mb, mc) = (
+        broadcast_map(a.shape(), &shape)?,
+        broadcast_map(b.shape(), &shape)?,
+        broadcast_map(c.shape(), &shape)?,
+    );
     let (va, vb, vc) = (scalars(a), scalars(b), scalars(c));
     let mut out = Vec::with_capacity(ma.len());
     for ((&i, &j), &k) in ma.iter().zip(&mb).zip(&mc) {
         let (Some(Scalar::F(x)), Some(Scalar::F(y)), Some(Scalar::F(z))) = (va.get(i), vb.get(j), vc.get(k)) else {
             bail!(DType, "Fma operands must be floats");
         };
-        out.push(Scalar::F(if dt == DType::F64 { x.mul_add(*y, *z) } else { math::fma_f32(*x, *y, *z) }));
+        out.push(Scalar::F(if dt == DType::F64 {
+            x.mul_add(*y, *z)
+        } else {
+            math::fma_f32(*x, *y, *z)
+        }));
     }
     from_scalars(dt, &shape, &out)
 }
@@ -79,7 +106,10 @@ fn zip2(a: &Tensor, b: &Tensor, out: DType, mut f: impl FnMut(Scalar, Scalar) ->
 }
 
 fn not_for(op: &str, kind: &str) -> backend_api::Error {
-    backend_api::Error::new(backend_api::ErrorKind::DType, format!("{op} is not defined for {kind} operands"))
+    backend_api::Error::new(
+        backend_api::ErrorKind::DType,
+        format!("{op} is not defined for {kind} operands"),
+    )
 }
 
 /// One element of `Unary`.
@@ -101,7 +131,13 @@ fn unary_scalar(op: UnaryOp, s: Scalar) -> Result<Scalar> {
 /// Float unary functions with the special values of §2.2.1; NaN in gives NaN out.
 pub(crate) fn float_unary(op: UnaryOp, x: f64) -> Result<f64> {
     let y = match op {
-        UnaryOp::Relu => if x > 0.0 { x } else { 0.0 },
+        UnaryOp::Relu => {
+            if x > 0.0 {
+                x
+            } else {
+                0.0
+            }
+        }
         UnaryOp::Sigmoid => math::sigmoid(x),
         UnaryOp::Tanh => x.tanh(),
         UnaryOp::Exp => x.exp(),
@@ -117,7 +153,15 @@ pub(crate) fn float_unary(op: UnaryOp, x: f64) -> Result<f64> {
         UnaryOp::Round => x.round_ties_even(),
         UnaryOp::Floor => x.floor(),
         UnaryOp::Ceil => x.ceil(),
-        UnaryOp::Sign => if x > 0.0 { 1.0 } else if x < 0.0 { -1.0 } else { x },
+        UnaryOp::Sign => {
+            if x > 0.0 {
+                1.0
+            } else if x < 0.0 {
+                -1.0
+            } else {
+                x
+            }
+        }
         UnaryOp::Reciprocal => 1.0 / x,
         UnaryOp::Sin => x.sin(),
         UnaryOp::Cos => x.cos(),
@@ -139,10 +183,25 @@ fn int_unary(op: UnaryOp, i: i128) -> Result<i128> {
         UnaryOp::Abs => i.wrapping_abs(),
         UnaryOp::Sign => i.signum(),
         UnaryOp::Not => !i,
-        UnaryOp::Sigmoid | UnaryOp::Tanh | UnaryOp::Exp | UnaryOp::Log | UnaryOp::Sqrt | UnaryOp::Rsqrt
-        | UnaryOp::Gelu | UnaryOp::GeluApprox | UnaryOp::Silu | UnaryOp::Round | UnaryOp::Floor
-        | UnaryOp::Ceil | UnaryOp::Reciprocal | UnaryOp::Sin | UnaryOp::Cos | UnaryOp::Tan | UnaryOp::Atan
-        | UnaryOp::Erf | UnaryOp::Softplus => return Err(not_for(op.name(), "integer")),
+        UnaryOp::Sigmoid
+        | UnaryOp::Tanh
+        | UnaryOp::Exp
+        | UnaryOp::Log
+        | UnaryOp::Sqrt
+        | UnaryOp::Rsqrt
+        | UnaryOp::Gelu
+        | UnaryOp::GeluApprox
+        | UnaryOp::Silu
+        | UnaryOp::Round
+        | UnaryOp::Floor
+        | UnaryOp::Ceil
+        | UnaryOp::Reciprocal
+        | UnaryOp::Sin
+        | UnaryOp::Cos
+        | UnaryOp::Tan
+        | UnaryOp::Atan
+        | UnaryOp::Erf
+        | UnaryOp::Softplus => return Err(not_for(op.name(), "integer")),
     })
 }
 
@@ -205,8 +264,14 @@ fn complex_binary(op: BinaryOp, (p, q): (f64, f64), (r, s): (f64, f64)) -> Resul
             let d = r * r + s * s;
             Scalar::C((p * r + q * s) / d, (q * r - p * s) / d)
         }
-        BinaryOp::Rem | BinaryOp::Mod | BinaryOp::Pow | BinaryOp::Max | BinaryOp::Min | BinaryOp::And
-        | BinaryOp::Or | BinaryOp::Xor => return Err(not_for(op.name(), "C64")),
+        BinaryOp::Rem
+        | BinaryOp::Mod
+        | BinaryOp::Pow
+        | BinaryOp::Max
+        | BinaryOp::Min
+        | BinaryOp::And
+        | BinaryOp::Or
+        | BinaryOp::Xor => return Err(not_for(op.name(), "C64")),
     })
 }
 

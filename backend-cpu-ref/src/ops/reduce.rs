@@ -15,7 +15,9 @@ pub fn reduce(x: &Tensor, a: &ReduceAttrs) -> Result<Tensor> {
         bail!(Axis, "Reduce axes {:?} out of range for {xd:?}", a.axes);
     }
     // Output positions seen from an input index: the keep-dims shape, stride 0 on reduced axes.
-    let kept: Vec<usize> = (0..xd.len()).map(|i| if a.axes.contains(&i) { 1 } else { xd[i] }).collect();
+    let kept: Vec<usize> = (0..xd.len())
+        .map(|i| if a.axes.contains(&i) { 1 } else { xd[i] })
+        .collect();
     let mut ost = strides(&kept);
     for &ax in &a.axes {
         ost[ax] = 0;
@@ -94,7 +96,15 @@ mod tests {
     use half::f16;
 
     fn r(x: &Tensor, op: ReduceOp, axes: &[usize], keep_dims: bool) -> Tensor {
-        reduce(x, &ReduceAttrs { op, axes: axes.to_vec(), keep_dims }).unwrap()
+        reduce(
+            x,
+            &ReduceAttrs {
+                op,
+                axes: axes.to_vec(),
+                keep_dims,
+            },
+        )
+        .unwrap()
     }
     fn f32s(shape: &[usize], v: &[f32]) -> Tensor {
         Tensor::from_slice(shape, v).unwrap()
@@ -108,7 +118,10 @@ mod tests {
         assert_eq!(y.to_vec::<f32>().unwrap(), [9., 12., 27., 30.]);
         let y = r(&x, ReduceOp::Sum, &[0, 2], true);
         assert_eq!(y.shape(), &[1, 3, 1]);
-        assert_eq!(y.to_vec::<f32>().unwrap(), [1. + 2. + 7. + 8., 3. + 4. + 9. + 10., 5. + 6. + 11. + 12.]);
+        assert_eq!(
+            y.to_vec::<f32>().unwrap(),
+            [1. + 2. + 7. + 8., 3. + 4. + 9. + 10., 5. + 6. + 11. + 12.]
+        );
         let y = r(&x, ReduceOp::Mean, &[0, 1, 2], false);
         assert_eq!(y.shape(), &[] as &[usize]);
         assert_eq!(y.to_vec::<f32>().unwrap(), [6.5]);
@@ -148,25 +161,37 @@ mod tests {
         let z = f32s(&[2], &[0., -0.]);
         assert!(r(&z, ReduceOp::Min, &[0], false).to_vec::<f32>().unwrap()[0].is_sign_negative());
         let b = Tensor::from_slice(&[2, 2], &[true, false, true, true]).unwrap();
-        assert_eq!(r(&b, ReduceOp::Max, &[1], false).to_vec::<bool>().unwrap(), [true, true]);
-        assert_eq!(r(&b, ReduceOp::Min, &[1], false).to_vec::<bool>().unwrap(), [false, true]);
+        assert_eq!(
+            r(&b, ReduceOp::Max, &[1], false).to_vec::<bool>().unwrap(),
+            [true, true]
+        );
+        assert_eq!(
+            r(&b, ReduceOp::Min, &[1], false).to_vec::<bool>().unwrap(),
+            [false, true]
+        );
     }
 
     #[test]
     fn integer_sums_and_products_wrap() {
         let x = Tensor::from_slice(&[3], &[100i8, 100, 100]).unwrap();
         assert_eq!(r(&x, ReduceOp::Sum, &[0], false).to_vec::<i8>().unwrap(), [44]);
-        assert_eq!(r(&x, ReduceOp::Prod, &[0], false).to_vec::<i8>().unwrap(), [0]);
+        assert_eq!(r(&x, ReduceOp::Prod, &[0], false).to_vec::<i8>().unwrap(), [64]); // 10^6 mod 256
         let u = Tensor::from_slice(&[2], &[u32::MAX, 2]).unwrap();
         assert_eq!(r(&u, ReduceOp::Sum, &[0], false).to_vec::<u32>().unwrap(), [1]);
         let big = Tensor::from_slice(&[3], &[i64::MAX, i64::MAX, 3]).unwrap();
-        assert_eq!(r(&big, ReduceOp::Prod, &[0], false).to_vec::<i64>().unwrap(), [i64::MAX.wrapping_mul(i64::MAX).wrapping_mul(3)]);
+        assert_eq!(
+            r(&big, ReduceOp::Prod, &[0], false).to_vec::<i64>().unwrap(),
+            [i64::MAX.wrapping_mul(i64::MAX).wrapping_mul(3)]
+        );
     }
 
     #[test]
     fn half_sums_accumulate_wide_and_round_once() {
         // 2048 + 1 + 1 in f16 step by step stays 2048; accumulated wide it is 2050.
         let x = Tensor::from_slice(&[3], &[f16::from_f32(2048.0), f16::ONE, f16::ONE]).unwrap();
-        assert_eq!(r(&x, ReduceOp::Sum, &[0], false).to_vec::<f16>().unwrap(), [f16::from_f32(2050.0)]);
+        assert_eq!(
+            r(&x, ReduceOp::Sum, &[0], false).to_vec::<f16>().unwrap(),
+            [f16::from_f32(2050.0)]
+        );
     }
 }

@@ -1,0 +1,91 @@
+//! Every class of bad graph is an `Err` with the right kind and a message that names the node, the
+//! op, the shapes and the reason.
+
+use backend_api::op::{BinaryOp, CompareOp, PadMode, ReduceOp, UnaryOp};
+use backend_api::{DType, ErrorKind, GraphBuilder, Tensor};
+
+fn kind_and_msg<T: std::fmt::Debug>(r: backend_api::Result<T>) -> (ErrorKind, String) {
+    let e = r.expect_err("must fail");
+    (e.kind(), e.to_string())
+}
+
+#[test]
+fn shape_mismatch_names_node_op_and_shapes() {
+    let mut g = GraphBuilder::new();
+    let a = g.input("a", DType::F32, [2, 3]).unwrap();
+    let b = g.input("b", DType::F32, [4, 3]).unwrap();
+    let (k, m) = kind_and_msg(g.binary(BinaryOp::Add, a, b));
+    assert_eq!(k, ErrorKind::Shape);
+    assert!(m.contains("node 2") && m.contains("Binary.Add") && m.contains("[2, 3]") && m.contains("[4, 3]"), "{m}");
+}
+
+#[test]
+fn dtype_errors() {
+    let mut g = GraphBuilder::new();
+    let a = g.input("a", DType::F32, [2]).unwrap();
+    let b = g.input("b", DType::F16, [2]).unwrap();
+    let i = g.input("i", DType::I32, [2]).unwrap();
+    assert_eq!(kind_and_msg(g.binary(BinaryOp::Add, a, b)).0, ErrorKind::DType);
+    let (k, m) = kind_and_msg(g.unary(UnaryOp::Exp, i));
+    assert_eq!(k, ErrorKind::DType);
+    assert!(m.contains("Unary.Exp") && m.contains("I32"), "{m}");
+    assert_eq!(kind_and_msg(g.binary(BinaryOp::And, a, a)).0, ErrorKind::DType);
+    let c = g.input("c", DType::Bool, [2]).unwrap();
+    assert_eq!(kind_and_msg(g.compare(CompareOp::Lt, c, a)).0, ErrorKind::DType);
+    assert_eq!(kind_and_msg(g.matmul(i, i)).0, ErrorKind::DType);
+}
+
+#[test]
+fn axis_errors() {
+    let mut g = GraphBuilder::new();
+    let x = g.input("x", DType::F32, [2, 3]).unwrap();
+    assert_eq!(kind_and_msg(g.softmax(x, 2)).0, ErrorKind::Axis);
+    assert_eq!(kind_and_msg(g.reduce(ReduceOp::Sum, x, &[0, -2], false)).0, ErrorKind::Axis);
+    assert_eq!(kind_and_msg(g.transpose(x, &[0, 0])).0, ErrorKind::Axis);
+    let s = g.input("s", DType::F32, Vec::<usize>::new()).unwrap();
+    assert_eq!(kind_and_msg(g.softmax(s, 0)).0, ErrorKind::Axis);
+}
+
+#[test]
+fn attribute_errors() {
+    let mut g = GraphBuilder::new();
+    let x = g.input("x", DType::F32, [4, 3]).unwrap();
+    assert_eq!(kind_and_msg(g.narrow(x, 0, 2, 3, 1)).0, ErrorKind::Attribute);
+    assert_eq!(kind_and_msg(g.narrow(x, 0, 0, 1, 0)).0, ErrorKind::Attribute);
+    assert_eq!(kind_and_msg(g.pad(x, &[4, 0], &[0, 0], PadMode::Reflect)).0, ErrorKind::Attribute);
+    assert_eq!(kind_and_msg(g.pad(x, &[1], &[1], PadMode::Edge)).0, ErrorKind::Attribute);
+    assert_eq!(kind_and_msg(g.pad(x, &[1, 1], &[1, 1], PadMode::Constant { value: f64::NAN })).0, ErrorKind::Attribute);
+    let gamma = g.input("g", DType::F32, [3]).unwrap();
+    assert_eq!(kind_and_msg(g.layer_norm(x, gamma, None, -1, -1.0)).0, ErrorKind::Attribute);
+    let bad = Tensor::from_bytes(DType::Bool, &[1], vec![2]).unwrap();
+    assert_eq!(kind_and_msg(g.constant(&bad)).0, ErrorKind::Attribute);
+    assert_eq!(kind_and_msg(g.reshape(x, &[-1, -1])).0, ErrorKind::Attribute);
+    assert_eq!(kind_and_msg(g.reshape(x, &[5, -1])).0, ErrorKind::Shape);
+}
+
+#[test]
+fn arity_and_name_errors() {
+    let mut g = GraphBuilder::new();
+    let x = g.input("x", DType::F32, [2]).unwrap();
+    assert_eq!(kind_and_msg(g.add(backend_api::Op::Binary(BinaryOp::Add), &[x])).0, ErrorKind::Arity);
+    assert_eq!(kind_and_msg(g.concat(&[], 0)).0, ErrorKind::Arity);
+    assert_eq!(kind_and_msg(g.input("x", DType::F32, [2])).0, ErrorKind::Attribute);
+    assert_eq!(kind_and_msg(g.param("x", DType::F32, &[2])).0, ErrorKind::Attribute);
+    g.param("w", DType::F32, &[2]).unwrap();
+    assert_eq!(kind_and_msg(g.param("w", DType::F32, &[3])).0, ErrorKind::Attribute);
+    assert_eq!(kind_and_msg(g.input("", DType::F32, [2])).0, ErrorKind::Attribute);
+    assert_eq!(kind_and_msg(GraphBuilder::new().build()).0, ErrorKind::Arity);
+}
+
+#[test]
+fn unknown_backend_lists_available() {
+    let e = backend_api::create("nope").err().expect("unknown");
+    assert_eq!(e.kind(), ErrorKind::UnknownBackend);
+    assert!(e.to_string().contains("registered"), "{e}");
+}
+
+#[test]
+fn rank_limit() {
+    let mut g = GraphBuilder::new();
+    assert_eq!(kind_and_msg(g.input("x", DType::F32, [1usize; 9])).0, ErrorKind::Shape);
+}

@@ -5,7 +5,7 @@
 
 mod elementwise;
 mod ext;
-mod linalg;
+pub(crate) mod linalg;
 mod movement;
 mod norm;
 mod reduce;

@@ -10,6 +10,8 @@
 
 mod backend;
 mod builder;
+mod builder_ext;
+pub mod custom;
 pub mod decompose;
 mod dtype;
 mod error;
@@ -24,6 +26,7 @@ mod tensor;
 
 pub use backend::{check_run_inputs, check_slot, Backend, Capabilities, CompileOptions, Executable, Signature, Slot};
 pub use builder::GraphBuilder;
+pub use custom::CustomOpDef;
 pub use dtype::{DType, DTypeSet};
 pub use error::{Error, ErrorKind, Result};
 pub use graph::{Graph, Node, NodeId, TensorType, Value};

@@ -217,7 +217,10 @@ pub fn op_label(op: &Op) -> String {
         Op::RopeBackward(_) => "RopeBackward",
         Op::Conv(_) => "Conv",
         Op::ConvTranspose(_) => "ConvTranspose",
-        Op::Pool(_) => "Pool",
+        Op::Pool(p) => match p.kind {
+            crate::op::PoolKind::Max => "Pool.Max",
+            crate::op::PoolKind::Avg => "Pool.Avg",
+        },
         Op::Im2Col(_) => "Im2Col",
         Op::ResizeNearest(_) => "ResizeNearest",
         Op::Rnn(_) => "Rnn",

@@ -117,5 +117,8 @@ pub(super) fn ms_deform_attn(attrs: &[u8], ins: &[TensorType]) -> Result<Vec<Ten
     check(starts, vec![l], "level_start ([L])")?;
     let m = static_dim(value, 2, "gdino.ms_deform_attn value (M)")?;
     let dh = static_dim(value, 3, "gdino.ms_deform_attn value (Dh)")?;
-    Ok(vec![ty(DType::F32, vec![w[0].clone(), w[1].clone(), Dim::Static(m * dh)])])
+    let Some(width) = m.checked_mul(dh) else {
+        bail!(Shape, "gdino.ms_deform_attn value {value}: M·Dh overflows the index range");
+    };
+    Ok(vec![ty(DType::F32, vec![w[0].clone(), w[1].clone(), Dim::Static(width)])])
 }

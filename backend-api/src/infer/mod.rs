@@ -14,6 +14,7 @@ use crate::op::Op;
 use crate::{bail, DTypeSet, Result, TensorType};
 
 pub use elementwise::broadcast_all;
+pub(crate) use ext::cumsum_backward;
 
 /// Infers the output types of `op` applied to inputs of types `ins`, validating everything the
 /// spec lets build-time code validate.
@@ -46,7 +47,8 @@ pub fn infer(op: &Op, ins: &[TensorType]) -> Result<Vec<TensorType>> {
         Op::GatherBackward(a) => ext::gather_backward(a, ins),
         Op::ArgMax(a) | Op::ArgMin(a) => ext::arg_reduce(a, ins),
         Op::TopK(a) => ext::top_k(a, ins),
-        Op::Cumsum(a) | Op::CumsumBackward(a) => ext::cumsum(a, ins),
+        Op::Cumsum(a) => ext::cumsum(a, ins),
+        Op::CumsumBackward(a) => ext::cumsum_backward(a, ins),
         Op::GroupedMatMul(a) => ext::grouped_matmul(a, ins),
         Op::QuantMatMul(a) => ext::quant_matmul(a, ins),
         Op::QuantGroupedMatMul(a) => ext::quant_grouped_matmul(a, ins),

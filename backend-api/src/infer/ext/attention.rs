@@ -1,6 +1,6 @@
 //! Attention (§2.8.1–2.8.2) and rotary embeddings (§2.8.3–2.8.4).
 
-use super::util::{out, rank_is, st, static_at};
+use super::util::{mul, out, rank_is, st, static_at};
 use crate::infer::{arity, axis_ok, dtype_in};
 use crate::op::{AttentionAttrs, AttentionBackwardAttrs, AttnGrad, AttnLayout, MaskKind, RopeAttrs};
 use crate::shape::broadcast_shapes;
@@ -18,7 +18,7 @@ fn check_attrs(a: &AttentionAttrs) -> Result<(usize, usize)> {
     if a.num_heads == 0 || a.num_kv_heads == 0 {
         bail!(Attribute, "Attention num_heads {} and num_kv_heads {} must be >= 1", a.num_heads, a.num_kv_heads);
     }
-    if a.num_heads % a.num_kv_heads != 0 {
+    if !a.num_heads.is_multiple_of(a.num_kv_heads) {
         bail!(Attribute, "Attention num_heads {} is not a multiple of num_kv_heads {}", a.num_heads, a.num_kv_heads);
     }
     if a.mask == (MaskKind::SlidingWindow { window: 0 }) {
@@ -37,9 +37,10 @@ fn check_attrs(a: &AttentionAttrs) -> Result<(usize, usize)> {
     Ok((a.num_heads as usize, a.num_kv_heads as usize))
 }
 
-fn dim_eq(x: &Dim, y: &Dim, what: &str, q: &TensorType, o: &TensorType) -> Result<()> {
+/// Paired dims of two operands must be equal (`what` names the dim, `a`/`b` the operands).
+fn dim_eq(x: &Dim, y: &Dim, what: &str, (an, a): (&str, &TensorType), (bn, b): (&str, &TensorType)) -> Result<()> {
     if x != y {
-        bail!(Shape, "Attention {what}: q {q} gives {x} but {o} gives {y}");
+        bail!(Shape, "Attention {what}: {an} {a} gives {x} but {bn} {b} gives {y}");
     }
     Ok(())
 }
@@ -56,10 +57,10 @@ fn four_d(q: &TensorType, k: &TensorType, v: &TensorType, h: (usize, usize), hea
             bail!(Shape, "Attention {n} {t}: axis {head_ax} must be the head count {want}");
         }
     }
-    dim_eq(&qd[0], &kd[0], "batch", q, k)?;
-    dim_eq(&qd[0], &vd[0], "batch", q, v)?;
-    dim_eq(&qd[3], &kd[3], "head width D", q, k)?;
-    dim_eq(&kd[seq_ax], &vd[seq_ax], "key length", k, v)?;
+    dim_eq(&qd[0], &kd[0], "batch", ("q", q), ("k", k))?;
+    dim_eq(&qd[0], &vd[0], "batch", ("q", q), ("v", v))?;
+    dim_eq(&qd[3], &kd[3], "head width D", ("q", q), ("k", k))?;
+    dim_eq(&kd[seq_ax], &vd[seq_ax], "key length", ("k", k), ("v", v))?;
     if qd[3] == st(0) {
         bail!(Shape, "Attention q {q}: head width D must be >= 1");
     }
@@ -73,22 +74,22 @@ fn packed(q: &TensorType, k: &TensorType, v: &TensorType, (hq, hkv): (usize, usi
         rank_is(t, 3, &format!("Attention (BsPacked) {n}"))?;
     }
     let (qd, kd, vd) = (&q.shape.0, &k.shape.0, &v.shape.0);
-    dim_eq(&qd[0], &kd[0], "batch", q, k)?;
-    dim_eq(&qd[0], &vd[0], "batch", q, v)?;
-    dim_eq(&kd[1], &vd[1], "key length", k, v)?;
+    dim_eq(&qd[0], &kd[0], "batch", ("q", q), ("k", k))?;
+    dim_eq(&qd[0], &vd[0], "batch", ("q", q), ("v", v))?;
+    dim_eq(&kd[1], &vd[1], "key length", ("k", k), ("v", v))?;
     let q2 = static_at(q, 2, "Attention (BsPacked) q")?;
     if q2 % hq != 0 || q2 == 0 {
         bail!(Shape, "Attention (BsPacked) q {q}: last dim {q2} must be a non-zero multiple of num_heads {hq}");
     }
     let d = q2 / hq;
-    if k.shape.0[2] != st(hkv * d) {
+    if k.shape.0[2] != st(mul(hkv, d, "Attention (BsPacked) k width")?) {
         bail!(Shape, "Attention (BsPacked) k {k}: last dim must be num_kv_heads·D = {hkv}·{d}");
     }
     let v2 = static_at(v, 2, "Attention (BsPacked) v")?;
     if v2 % hkv != 0 {
         bail!(Shape, "Attention (BsPacked) v {v}: last dim {v2} must be a multiple of num_kv_heads {hkv}");
     }
-    let out = vec![qd[0].clone(), qd[1].clone(), st(hq * (v2 / hkv))];
+    let out = vec![qd[0].clone(), qd[1].clone(), st(mul(hq, v2 / hkv, "Attention (BsPacked) output width")?)];
     Ok(AttnShapes { b: qd[0].clone(), sq: qd[1].clone(), sk: kd[1].clone(), out })
 }
 
@@ -102,13 +103,14 @@ fn flat(q: &TensorType, k: &TensorType, v: &TensorType, (hq, hkv): (usize, usize
         bail!(Shape, "Attention (FlatHeads) q {q}: leading dim {q0} must be a multiple of num_heads {hq}");
     }
     let b = q0 / hq;
+    let kv_rows = mul(b, hkv, "Attention (FlatHeads) k rows")?;
     for (n, t) in [("k", k), ("v", v)] {
-        if t.shape.0[0] != st(b * hkv) {
+        if t.shape.0[0] != st(kv_rows) {
             bail!(Shape, "Attention (FlatHeads) {n} {t}: leading dim must be B·num_kv_heads = {b}·{hkv}");
         }
     }
-    dim_eq(&qd[2], &kd[2], "head width D", q, k)?;
-    dim_eq(&kd[1], &vd[1], "key length", k, v)?;
+    dim_eq(&qd[2], &kd[2], "head width D", ("q", q), ("k", k))?;
+    dim_eq(&kd[1], &vd[1], "key length", ("k", k), ("v", v))?;
     if qd[2] == st(0) {
         bail!(Shape, "Attention q {q}: head width D must be >= 1");
     }
@@ -190,7 +192,7 @@ pub(crate) fn rope(a: &RopeAttrs, ins: &[TensorType]) -> Result<Vec<TensorType>>
     if a.head_dim < 2 {
         bail!(Attribute, "Rope head_dim {} must be >= 2", a.head_dim);
     }
-    if a.rotary_dim % 2 != 0 || a.rotary_dim > a.head_dim {
+    if !a.rotary_dim.is_multiple_of(2) || a.rotary_dim > a.head_dim {
         bail!(Attribute, "Rope rotary_dim {} must be even and <= head_dim {}", a.rotary_dim, a.head_dim);
     }
     if x.rank() < 2 {

@@ -1,6 +1,6 @@
 //! Convolution, pooling, unfolding and nearest resize (§2.9): N-C-spatial layout, 1–3 spatial dims.
 
-use super::util::{out, rank_in, shape_is, st};
+use super::util::{kernel_extent, mul, out, rank_in, shape_is, st};
 use crate::infer::{arity, dtype_in};
 use crate::op::{ConvAttrs, ConvTransposeAttrs, Im2ColAttrs, PoolAttrs, PoolKind, ResizeNearestAttrs};
 use crate::{bail, DTypeSet, Dim, Result, TensorType};
@@ -28,7 +28,9 @@ fn nc_spatial(x: &TensorType, op: &str) -> Result<Vec<usize>> {
 /// `⌊(in + pb + pe − ke) / stride⌋ + 1`, or a `Shape` error when the padded input is shorter than
 /// the effective kernel extent `ke`.
 fn window_out(d: usize, in_d: usize, ke: usize, stride: usize, pb: usize, pe: usize, op: &str) -> Result<usize> {
-    let padded = in_d + pb + pe;
+    let Some(padded) = in_d.checked_add(pb).and_then(|p| p.checked_add(pe)) else {
+        bail!(Attribute, "{op} spatial dim {d}: padded size {in_d}+{pb}+{pe} overflows the index range");
+    };
     if padded < ke {
         bail!(Shape, "{op} spatial dim {d}: padded size {in_d}+{pb}+{pe} = {padded} is smaller than the kernel extent {ke}");
     }
@@ -73,7 +75,7 @@ fn bias_ok(ins: &[TensorType], has_bias: bool, cout: usize, op: &str) -> Result<
 pub(crate) fn conv(a: &ConvAttrs, ins: &[TensorType]) -> Result<Vec<TensorType>> {
     let (xd, wd, g) = conv_common(a, ins, "Conv")?;
     let (cin, cout) = (xd[0], wd[0]);
-    if wd[1] * g != cin {
+    if mul(wd[1], g, "Conv w.shape[1]·groups")? != cin {
         bail!(Shape, "Conv w {}: w.shape[1]·groups = {}·{g} must equal Cin = {cin} of x {}", ins[1], wd[1], ins[0]);
     }
     if cout % g != 0 {
@@ -82,7 +84,7 @@ pub(crate) fn conv(a: &ConvAttrs, ins: &[TensorType]) -> Result<Vec<TensorType>>
     bias_ok(ins, a.has_bias, cout, "Conv")?;
     let mut dims = vec![ins[0].shape.0[0].clone(), st(cout)];
     for d in 0..xd.len() - 1 {
-        let ke = a.dilation[d] * (wd[2 + d] - 1) + 1;
+        let ke = kernel_extent(a.dilation[d], wd[2 + d], "Conv")?;
         dims.push(st(window_out(d, xd[1 + d], ke, a.stride[d], a.pads_begin[d], a.pads_end[d], "Conv")?));
     }
     Ok(vec![out(ins[0].dtype, dims)?])
@@ -109,20 +111,33 @@ pub(crate) fn conv_transpose(a: &ConvTransposeAttrs, ins: &[TensorType]) -> Resu
     if cin % g != 0 {
         bail!(Shape, "ConvTranspose Cin = {cin} of x {} is not a multiple of groups {g}", ins[0]);
     }
-    let cout = wd[1] * g;
+    let cout = mul(wd[1], g, "ConvTranspose Cout")?;
     bias_ok(ins, c.has_bias, cout, "ConvTranspose")?;
     let mut dims = vec![ins[0].shape.0[0].clone(), st(cout)];
     for d in 0..s {
-        let o = (xd[1 + d] as i128 - 1) * c.stride[d] as i128 - c.pads_begin[d] as i128 - c.pads_end[d] as i128
-            + c.dilation[d] as i128 * (wd[2 + d] as i128 - 1)
-            + a.output_padding[d] as i128
-            + 1;
-        match usize::try_from(o) {
-            Ok(o) => dims.push(st(o)),
-            Err(_) => bail!(Shape, "ConvTranspose spatial dim {d}: output size {o} is negative for x {}", ins[0]),
+        let o = transposed_size(xd[1 + d], wd[2 + d], c.stride[d], c.dilation[d], (c.pads_begin[d], c.pads_end[d]), a.output_padding[d]);
+        match o {
+            Some(v) if v < 0 => bail!(Shape, "ConvTranspose spatial dim {d}: the output size {v} is negative for x {}", ins[0]),
+            Some(v) => match usize::try_from(v) {
+                Ok(v) => dims.push(st(v)),
+                Err(_) => bail!(Attribute, "ConvTranspose spatial dim {d}: the output size {v} overflows the index range"),
+            },
+            None => bail!(Attribute, "ConvTranspose spatial dim {d}: the output size overflows the index range"),
         }
     }
     Ok(vec![out(ins[0].dtype, dims)?])
+}
+
+/// `(in − 1)·stride − pb − pe + dilation·(k − 1) + output_padding + 1`, `None` on overflow.
+fn transposed_size(in_d: usize, k: usize, stride: usize, dilation: usize, (pb, pe): (usize, usize), op: usize) -> Option<i128> {
+    let i = |v: usize| v as i128;
+    (i(in_d) - 1)
+        .checked_mul(i(stride))?
+        .checked_add(i(dilation).checked_mul(i(k) - 1)?)?
+        .checked_sub(i(pb))?
+        .checked_sub(i(pe))?
+        .checked_add(i(op))?
+        .checked_add(1)
 }
 
 pub(crate) fn pool(a: &PoolAttrs, ins: &[TensorType]) -> Result<Vec<TensorType>> {
@@ -138,16 +153,18 @@ pub(crate) fn pool(a: &PoolAttrs, ins: &[TensorType]) -> Result<Vec<TensorType>>
     lists("Pool", s, &[("pads_begin", &a.pads_begin, false), ("pads_end", &a.pads_end, false)])?;
     let mut dims = vec![x.shape.0[0].clone(), x.shape.0[1].clone()];
     for d in 0..s {
-        let ke = a.dilation[d] * (a.kernel[d] - 1) + 1;
+        let ke = kernel_extent(a.dilation[d], a.kernel[d], "Pool")?;
         let (pb, pe, stride, in_d) = (a.pads_begin[d], a.pads_end[d], a.stride[d], xd[1 + d]);
         if pb >= ke || pe >= ke {
             bail!(Attribute, "Pool pads ({pb}, {pe}) of spatial dim {d} must be < the kernel extent {ke}");
         }
         let mut o = window_out(d, in_d, ke, stride, pb, pe, "Pool")?;
         if a.ceil_mode {
-            o = (in_d + pb + pe - ke + stride - 1) / stride + 1;
-            if (o - 1) * stride >= in_d + pb {
-                o -= 1;
+            o = (in_d + pb + pe - ke).div_ceil(stride) + 1;
+            // The last window must start inside the input or the leading padding.
+            match (o - 1).checked_mul(stride) {
+                Some(start) if start < in_d + pb => {}
+                _ => o -= 1,
             }
         }
         dims.push(st(o));
@@ -164,10 +181,11 @@ pub(crate) fn im2col(a: &Im2ColAttrs, ins: &[TensorType]) -> Result<Vec<TensorTy
     lists("Im2Col", s, &[("pads_begin", &a.pads_begin, false), ("pads_end", &a.pads_end, false)])?;
     let mut l = 1usize;
     for d in 0..s {
-        let ke = a.dilation[d] * (a.kernel[d] - 1) + 1;
-        l *= window_out(d, xd[1 + d], ke, a.stride[d], a.pads_begin[d], a.pads_end[d], "Im2Col")?;
+        let ke = kernel_extent(a.dilation[d], a.kernel[d], "Im2Col")?;
+        let o = window_out(d, xd[1 + d], ke, a.stride[d], a.pads_begin[d], a.pads_end[d], "Im2Col")?;
+        l = mul(l, o, "Im2Col output positions")?;
     }
-    let rows = xd[0] * a.kernel.iter().product::<usize>();
+    let rows = a.kernel.iter().try_fold(xd[0], |r, &k| mul(r, k, "Im2Col rows C·Πk"))?;
     Ok(vec![out(x.dtype, vec![x.shape.0[0].clone(), st(rows), st(l)])?])
 }
 
@@ -186,7 +204,7 @@ pub(crate) fn resized_type(scales: &[u32], x: &TensorType, op: &str) -> Result<T
         let dim = &x.shape.0[2 + d];
         dims.push(match (dim, f) {
             (_, 1) => dim.clone(),
-            (Dim::Static(n), f) => st(n * f as usize),
+            (Dim::Static(n), f) => st(mul(*n, f as usize, op)?),
             (Dim::Sym(_), _) => bail!(Shape, "{op} x {x}: spatial dim {d} must be static to scale it by {f}"),
         });
     }

@@ -129,7 +129,7 @@ fn check_scale(s: &TensorType, n: usize, k: usize, block_size: u32, what: &str) 
 }
 
 fn check_nvfp4(ws: &[TensorType], n: usize, k: usize) -> Result<()> {
-    if k % 16 != 0 {
+    if !k.is_multiple_of(16) {
         bail!(Shape, "Nvfp4 needs K a multiple of 16, got K = {k}");
     }
     dtype_is(&ws[0], DType::U8, "Nvfp4 w")?;
@@ -144,9 +144,10 @@ fn check_ggml(format: QuantFormat, w: &TensorType, n: usize, k: usize) -> Result
     let Some((qk, bb)) = format.ggml_block() else {
         bail!(Attribute, "{} is not a GGML block format", format.name());
     };
-    if k % qk != 0 {
+    if !k.is_multiple_of(qk) {
         bail!(Shape, "{} needs K a multiple of {qk}, got K = {k}", format.name());
     }
     dtype_is(w, DType::U8, &format!("{} w", format.name()))?;
-    shape_is(w, &[st(n), st(k / qk * bb)], &format!("{} w ([N, K/{qk}·{bb}])", format.name()))
+    let row_bytes = super::util::mul(k / qk, bb, &format!("{} row bytes", format.name()))?;
+    shape_is(w, &[st(n), st(row_bytes)], &format!("{} w ([N, K/{qk}·{bb}])", format.name()))
 }

@@ -1,7 +1,7 @@
 //! Fused regions (§2.14). The program itself is validated by [`RegionProgram::register_dtypes`].
 
 use super::conv::resized_type;
-use super::util::{out, st, static_at};
+use super::util::{mul, out, st, static_at};
 use crate::infer::{arity, broadcast_all};
 use crate::op::{RegionAttrs, RegionProgram, TransformRegionAttrs};
 use crate::{bail, Result, TensorType};
@@ -45,7 +45,8 @@ pub(crate) fn batch_elementwise_region(a: &RegionAttrs, ins: &[TensorType]) -> R
     let one = region_outputs(p, &ins[..1], "BatchElementwiseRegion")?;
     let mut dims = x0.shape.0.clone();
     if ins.len() > 1 {
-        dims[0] = st(ins.len() * static_at(x0, 0, "BatchElementwiseRegion input (stacked axis 0)")?);
+        let d0 = static_at(x0, 0, "BatchElementwiseRegion input (stacked axis 0)")?;
+        dims[0] = st(mul(ins.len(), d0, "BatchElementwiseRegion stacked axis 0")?);
     }
     Ok(vec![out(one[0].dtype, dims)?])
 }

@@ -1,6 +1,6 @@
 //! Recurrent cells and state-space scans (§2.10.1–2.10.6).
 
-use super::util::{out, rank_is, shape_is, st};
+use super::util::{mul, out, rank_is, shape_is, st};
 use crate::infer::{arity, dtype_in};
 use crate::op::{GatedDeltaNetAttrs, RecurrentAttrs, StateSpaceAttrs};
 use crate::{bail, DTypeSet, Dim, Result, TensorType};
@@ -42,7 +42,9 @@ pub(crate) fn recurrent(kind: RecurrentKind, a: &RecurrentAttrs, ins: &[TensorTy
     let (h, l, d) = (a.hidden_size as usize, a.num_layers as usize, a.num_directions());
     let per = 2 + 2 * usize::from(a.has_bias);
     let states = if a.has_initial_state { if kind == RecurrentKind::Lstm { 2 } else { 1 } } else { 0 };
-    arity(ins, 1 + l * d * per + states, &format!("{op} with {l} layer(s), {d} direction(s), has_bias {}, has_initial_state {}", a.has_bias, a.has_initial_state))?;
+    let (ld, dh) = (mul(l, d, &op)?, mul(d, h, &op)?);
+    let weights = mul(ld, per, &op)?;
+    arity(ins, 1 + weights + states, &format!("{op} with {l} layer(s), {d} direction(s), has_bias {}, has_initial_state {}", a.has_bias, a.has_initial_state))?;
     let x = &ins[0];
     dtype_in(x, DTypeSet::FLOAT32_FAMILY, &format!("{op} input x"))?;
     if let Some((i, t)) = ins.iter().enumerate().find(|(_, t)| t.dtype != x.dtype) {
@@ -51,25 +53,25 @@ pub(crate) fn recurrent(kind: RecurrentKind, a: &RecurrentAttrs, ins: &[TensorTy
     rank_is(x, 3, &format!("{op} x"))?;
     let (bat, seq) = if a.batch_first { (0, 1) } else { (1, 0) };
     let (b, s) = (x.shape.0[bat].clone(), x.shape.0[seq].clone());
-    let gh = st(kind.gates() * h);
+    let gh = st(mul(kind.gates(), h, &op)?);
     for layer in 0..l {
-        let in_l = if layer == 0 { x.shape.0[2].clone() } else { st(d * h) };
+        let in_l = if layer == 0 { x.shape.0[2].clone() } else { st(dh) };
         for dir in 0..d {
             let base = 1 + (layer * d + dir) * per;
             let tag = format!("{op} layer {layer} direction {dir}");
             shape_is(&ins[base], &[gh.clone(), in_l.clone()], &format!("{tag} w_ih ([Gc·H, in])"))?;
             shape_is(&ins[base + 1], &[gh.clone(), st(h)], &format!("{tag} w_hh ([Gc·H, H])"))?;
             if a.has_bias {
-                shape_is(&ins[base + 2], &[gh.clone()], &format!("{tag} b_ih ([Gc·H])"))?;
-                shape_is(&ins[base + 3], &[gh.clone()], &format!("{tag} b_hh ([Gc·H])"))?;
+                shape_is(&ins[base + 2], std::slice::from_ref(&gh), &format!("{tag} b_ih ([Gc·H])"))?;
+                shape_is(&ins[base + 3], std::slice::from_ref(&gh), &format!("{tag} b_hh ([Gc·H])"))?;
             }
         }
     }
-    let state = vec![st(l * d), b.clone(), st(h)];
-    for (i, t) in ins[1 + l * d * per..].iter().enumerate() {
+    let state = vec![st(ld), b.clone(), st(h)];
+    for (i, t) in ins[1 + weights..].iter().enumerate() {
         shape_is(t, &state, &format!("{op} initial state {} ([L·D, B, H])", ["h0", "c0"][i.min(1)]))?;
     }
-    let y = if a.batch_first { vec![b, s, st(d * h)] } else { vec![s, b, st(d * h)] };
+    let y = if a.batch_first { vec![b, s, st(dh)] } else { vec![s, b, st(dh)] };
     let mut outs = vec![out(x.dtype, y)?, out(x.dtype, state.clone())?];
     if kind == RecurrentKind::Lstm {
         outs.push(out(x.dtype, state)?);
@@ -110,7 +112,7 @@ pub(crate) fn mamba2(a: &StateSpaceAttrs, ins: &[TensorType]) -> Result<Vec<Tens
     let [bb, s, h] = dims3(x);
     let p = x.shape.0[3].clone();
     shape_is(&ins[1], &[bb.clone(), s.clone(), h.clone()], "Mamba2 dt ([B, S, H])")?;
-    shape_is(&ins[2], &[h.clone()], "Mamba2 a ([H])")?;
+    shape_is(&ins[2], std::slice::from_ref(&h), "Mamba2 a ([H])")?;
     rank_is(&ins[3], 4, "Mamba2 b ([B, S, H, N])")?;
     let n = ins[3].shape.0[3].clone();
     let bc = [bb.clone(), s, h.clone(), n.clone()];

@@ -51,7 +51,7 @@ fn scene(a: &SplatAttrs, ins: &[TensorType], op: &str) -> Result<(Dim, TensorTyp
     shape_is(&ins[0], &[n.clone(), st(3)], &format!("{op} positions ([N, 3])"))?;
     shape_is(&ins[1], &[n.clone(), st(3)], &format!("{op} log_scales ([N, 3])"))?;
     shape_is(&ins[2], &[n.clone(), st(4)], &format!("{op} rotations ([N, 4])"))?;
-    shape_is(&ins[3], &[n.clone()], &format!("{op} opacity_logits ([N])"))?;
+    shape_is(&ins[3], std::slice::from_ref(&n), &format!("{op} opacity_logits ([N])"))?;
     let sh = &ins[4];
     rank_is(sh, 3, &format!("{op} sh ([N, C, 3])"))?;
     shape_is(sh, &[n.clone(), sh.shape.0[1].clone(), st(3)], &format!("{op} sh ([N, C, 3])"))?;

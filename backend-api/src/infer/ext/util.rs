@@ -46,16 +46,6 @@ pub(crate) fn dtype_is(t: &TensorType, d: DType, what: &str) -> Result<()> {
     Ok(())
 }
 
-/// Checks that every input in `ts` has the dtype `d` (named `what[i]`).
-pub(crate) fn all_dtype(ts: &[TensorType], d: DType, names: &[&str], op: &str) -> Result<()> {
-    for (t, n) in ts.iter().zip(names) {
-        if t.dtype != d {
-            bail!(DType, "{op} input {n} {t} must have dtype {d} (the dtype of the first input)");
-        }
-    }
-    Ok(())
-}
-
 /// An index-producing op's `index_dtype` must be I32 or I64 (§1.6).
 pub(crate) fn index_dtype_ok(d: DType, op: &str) -> Result<()> {
     if d != DType::I32 && d != DType::I64 {
@@ -93,7 +83,18 @@ pub(crate) fn nonzero_at(t: &TensorType, axis: usize, what: &str) -> Result<()> 
     Ok(())
 }
 
-/// A `bool` as 0 or 1, for input counts.
-pub(crate) fn b(x: bool) -> usize {
-    usize::from(x)
+/// `a · b`, or a `Shape` error naming `what` when the product overflows `usize`.
+pub(crate) fn mul(a: usize, b: usize, what: &str) -> Result<usize> {
+    match a.checked_mul(b) {
+        Some(p) => Ok(p),
+        None => bail!(Shape, "{what}: {a}·{b} overflows the index range"),
+    }
+}
+
+/// The effective kernel extent `dilation·(k − 1) + 1` (§2.9), or an `Attribute` error on overflow.
+pub(crate) fn kernel_extent(dilation: usize, k: usize, what: &str) -> Result<usize> {
+    match dilation.checked_mul(k.saturating_sub(1)).and_then(|e| e.checked_add(1)) {
+        Some(e) => Ok(e),
+        None => bail!(Attribute, "{what}: kernel extent {dilation}·({k} − 1) + 1 overflows the index range"),
+    }
 }

@@ -3,7 +3,7 @@
 //! found at compile, not at run.
 
 use crate::layout::Bindings;
-use crate::ops::{cast, elementwise, linalg, movement, norm, reduce};
+use crate::ops::{cast, elementwise, indexing, linalg, loss, movement, norm, ordering, random, reduce, scan};
 use backend_api::op::{BinaryOp, CompareOp, ReduceOp, UnaryOp};
 use backend_api::{bail, Error, ErrorKind, Op, Result, Tensor};
 use std::collections::HashMap;
@@ -26,7 +26,9 @@ pub(crate) type Kernel = Box<dyn Fn(&[&Tensor], &Env<'_>) -> Result<Vec<Tensor>>
 const PLAIN_OPS: &[&str] = &[
     "Input", "Param", "Constant", "Where", "Fma", "Cast", "Reshape", "Transpose", "Narrow", "Concat",
     "Expand", "Reverse", "Pad", "MatMul", "DotGeneral", "FusedMatMulBiasAct", "Softmax", "LogSoftmax",
-    "LayerNorm", "RmsNorm",
+    "LayerNorm", "RmsNorm", "Gather", "ScatterAdd", "GatherBackward", "ArgMax", "ArgMin", "TopK",
+    "Cumsum", "CumsumBackward", "SoftmaxCrossEntropy", "SoftmaxCrossEntropyBackward", "RngBits",
+    "RngUniform", "RngNormal", "Sample",
 ];
 
 /// Spec names (sub-ops expanded) of every op this backend implements.
@@ -102,18 +104,31 @@ pub(crate) fn kernel(op: &Op) -> Result<Kernel> {
         Op::LogSoftmax { axis } => k(move |i, _| norm::softmax(arg(i, 0)?, axis, true).map(one)),
         Op::LayerNorm(a) => k(move |i, _| norm::layer_norm(arg(i, 0)?, arg(i, 1)?, i.get(2).copied(), &a).map(one)),
         Op::RmsNorm(a) => k(move |i, _| norm::rms_norm(arg(i, 0)?, arg(i, 1)?, i.get(2).copied(), &a).map(one)),
-        Op::Gather(_)
-        | Op::ScatterAdd(_)
-        | Op::GatherBackward(_)
-        | Op::ArgMax(_)
-        | Op::ArgMin(_)
-        | Op::TopK(_)
-        | Op::Cumsum(_)
-        | Op::CumsumBackward(_)
-        | Op::GroupedMatMul(_)
+        Op::Gather(a) => k(move |i, _| indexing::gather(arg(i, 0)?, arg(i, 1)?, a.axis).map(one)),
+        Op::ScatterAdd(a) => {
+            k(move |i, _| indexing::scatter_add(arg(i, 0)?, arg(i, 1)?, arg(i, 2)?, a.axis).map(one))
+        }
+        Op::GatherBackward(a) => {
+            k(move |i, env| indexing::gather_backward(arg(i, 0)?, arg(i, 1)?, &a, env.bindings).map(one))
+        }
+        Op::ArgMax(a) => k(move |i, _| ordering::arg_reduce(arg(i, 0)?, &a, true).map(one)),
+        Op::ArgMin(a) => k(move |i, _| ordering::arg_reduce(arg(i, 0)?, &a, false).map(one)),
+        Op::TopK(a) => k(move |i, _| ordering::top_k(arg(i, 0)?, &a)),
+        Op::Cumsum(a) => k(move |i, _| scan::cumsum(arg(i, 0)?, &a).map(one)),
+        Op::CumsumBackward(a) => k(move |i, _| scan::cumsum_backward(arg(i, 0)?, &a).map(one)),
+        Op::SoftmaxCrossEntropy(a) => {
+            k(move |i, _| loss::softmax_cross_entropy(arg(i, 0)?, arg(i, 1)?, a.axis).map(one))
+        }
+        Op::SoftmaxCrossEntropyBackward(a) => k(move |i, _| {
+            loss::softmax_cross_entropy_backward(arg(i, 0)?, arg(i, 1)?, arg(i, 2)?, a.axis).map(one)
+        }),
+        Op::RngBits(a) => k(move |i, env| random::rng_bits(arg(i, 0)?, &a, env.bindings).map(one)),
+        Op::RngUniform(a) => k(move |i, env| random::rng_uniform(arg(i, 0)?, &a, env.bindings).map(one)),
+        Op::RngNormal(a) => k(move |i, env| random::rng_normal(arg(i, 0)?, &a, env.bindings).map(one)),
+        Op::Sample(a) => k(move |i, _| random::sample(arg(i, 0)?, arg(i, 1)?, &a).map(one)),
+        Op::GroupedMatMul(_)
         | Op::QuantMatMul(_)
         | Op::QuantGroupedMatMul(_)
-        | Op::SoftmaxCrossEntropy(_)
         | Op::GroupNorm(_)
         | Op::LayerNorm2d(_)
         | Op::FusedResidualLayerNorm(_)
@@ -137,10 +152,6 @@ pub(crate) fn kernel(op: &Op) -> Result<Kernel> {
         | Op::Fft(_)
         | Op::LogMel(_)
         | Op::WelchPeaks(_)
-        | Op::RngBits(_)
-        | Op::RngUniform(_)
-        | Op::RngNormal(_)
-        | Op::Sample(_)
         | Op::If(_)
         | Op::While(_)
         | Op::ElementwiseRegion(_)
@@ -149,7 +160,6 @@ pub(crate) fn kernel(op: &Op) -> Result<Kernel> {
         | Op::Custom(_)
         | Op::LayerNormBackward(_)
         | Op::RmsNormBackward(_)
-        | Op::SoftmaxCrossEntropyBackward(_)
         | Op::LogMelBackward(_) => return Err(unsupported(op)),
         #[cfg(feature = "splat")]
         Op::GaussianSplatPrepare(_)

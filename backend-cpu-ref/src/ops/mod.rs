@@ -3,8 +3,13 @@
 
 pub mod cast;
 pub mod elementwise;
+pub mod indexing;
 pub mod linalg;
+pub mod loss;
 pub mod math;
 pub mod movement;
 pub mod norm;
+pub mod ordering;
+pub mod random;
 pub mod reduce;
+pub mod scan;

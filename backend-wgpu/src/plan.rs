@@ -22,7 +22,7 @@ pub struct Loc {
     pub home: Home,
     /// Byte offset (aligned to the device's storage offset alignment).
     pub offset: u64,
-    /// Byte size, a multiple of 4 and at least 4 (empty tensors still get a bindable range).
+    /// Byte size, a multiple of 4 and at least 16 (empty tensors still get a bindable range).
     pub size: u64,
 }
 
@@ -37,9 +37,10 @@ pub struct Request {
     pub last_use: usize,
 }
 
-/// Rounds a tensor's byte size to a bindable size (multiple of 4, at least 4).
+/// Rounds a tensor's byte size to a bindable size: a multiple of 4, and at least 16 so that an
+/// empty tensor still gets a range a kernel with 8- or 16-byte elements accepts.
 pub fn bindable(bytes: u64) -> u64 {
-    bytes.div_ceil(4).max(1) * 4
+    bytes.div_ceil(4).max(4) * 4
 }
 
 /// Assigns arena offsets to requests (first fit, in request order, which is definition order).

@@ -1,1 +1,106 @@
-//! Variants of the norm kernel family (being written).
+//! Variants of the norm kernel family (§2.7.1 Softmax, §2.7.2 LogSoftmax, §2.7.4 LayerNorm,
+//! §2.7.5 RmsNorm): one workgroup per row with workgroup tree reductions.
+//!
+//! A variant is ([`NormKind`], dtype, has beta). `norm_common.wgsl` is filled with the float type
+//! the op computes in (f32 for F32/F16/BF16, f64 for F64) and its helpers; the kind picks the
+//! kernel body. F64 uses the f64 exp/log of [`crate::MATH64`] (GLSL.std.450 has none).
+
+use crate::{render, tensor_binding, Access, COMMON, MATH, MATH64};
+use backend_api::DType;
+
+/// Params, float helpers, row addressing and workgroup reductions.
+pub const NORM_COMMON: &str = include_str!("wgsl/norm_common.wgsl");
+/// Softmax / LogSoftmax body.
+pub const NORM_SOFTMAX: &str = include_str!("wgsl/norm_softmax.wgsl");
+/// LayerNorm body.
+pub const NORM_LAYER: &str = include_str!("wgsl/norm_layer.wgsl");
+/// RmsNorm body.
+pub const NORM_RMS: &str = include_str!("wgsl/norm_rms.wgsl");
+
+/// Which op a variant computes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum NormKind {
+    /// `e^(x - m) / Σ e^(x - m)` along an axis.
+    Softmax,
+    /// `x - m - ln Σ e^(x - m)` along an axis.
+    LogSoftmax,
+    /// `(x - μ) / √(σ² + eps) · γ + β` over the trailing axes.
+    LayerNorm,
+    /// `x / √(mean(x²) + eps) · γ + β` over the trailing axes.
+    RmsNorm,
+}
+
+impl NormKind {
+    /// Every kind.
+    pub const ALL: [NormKind; 4] = [NormKind::Softmax, NormKind::LogSoftmax, NormKind::LayerNorm, NormKind::RmsNorm];
+
+    /// Whether the kind takes `gamma` (and optionally `beta`).
+    pub fn has_gamma(self) -> bool {
+        matches!(self, NormKind::LayerNorm | NormKind::RmsNorm)
+    }
+}
+
+/// The float helper expressions for the computation type of `d`: (F, max, exp, log, is_nan,
+/// is_inf, nan, inf). `None` for a non-float dtype.
+fn helpers(d: DType) -> Option<[(&'static str, &'static str); 8]> {
+    Some(match d {
+        DType::F32 | DType::F16 | DType::BF16 => [
+            ("F", "f32"),
+            ("MAX", "max_f32(a, b)"),
+            ("EXP", "exp_f32(x)"),
+            // log of NaN is undefined in GLSL.std.450: keep it explicit
+            ("LOG", "select(log(x), x, f32_is_nan(x))"),
+            ("ISNAN", "f32_is_nan(x)"),
+            ("ISINF", "f32_is_inf(x)"),
+            ("NAN", "f32_nan()"),
+            ("INF", "f32_inf(false)"),
+        ],
+        DType::F64 => [
+            ("F", "f64"),
+            ("MAX", "max_f64(a, b)"),
+            ("EXP", "exp_f64(x)"),
+            ("LOG", "log_f64(x)"),
+            ("ISNAN", "f64_is_nan(x)"),
+            ("ISINF", "f64_is_inf(x)"),
+            ("NAN", "f64_nan()"),
+            ("INF", "f64_inf(false)"),
+        ],
+        DType::I64 | DType::I32 | DType::I8 | DType::U32 | DType::U8 | DType::Bool | DType::C64 => return None,
+    })
+}
+
+/// Renders the complete module of one variant. Bindings: 1 `x`, then for the norms 2 `gamma`
+/// (`ld_g`) and, with `beta`, 3 `beta` (`ld_b`), then the output `out`. `None` for a non-float
+/// dtype (or `beta` on Softmax/LogSoftmax).
+pub fn module(kind: NormKind, d: DType, beta: bool) -> Option<Result<String, String>> {
+    let h = helpers(d)?;
+    if beta && !kind.has_gamma() {
+        return None;
+    }
+    let mut tensors = tensor_binding("x", 1, d, Access::Read);
+    let mut next = 2;
+    if kind.has_gamma() {
+        tensors += &tensor_binding("g", 2, d, Access::Read);
+        next = 3;
+        if beta {
+            tensors += &tensor_binding("b", 3, d, Access::Read);
+            next = 4;
+        }
+    }
+    tensors += &tensor_binding("out", next, d, Access::Write);
+    let mut slots: Vec<(&str, &str)> = h.to_vec();
+    slots.push(("TENSORS", &tensors));
+    let common = match render(NORM_COMMON, &slots) {
+        Ok(c) => c,
+        Err(e) => return Some(Err(e)),
+    };
+    let beta_expr = if beta { "ld_b(i)" } else { "F(0)" };
+    let body = match kind {
+        NormKind::Softmax => render(NORM_SOFTMAX, &[("ROW", "s"), ("OUT", "fexp(d) / c")]),
+        NormKind::LogSoftmax => render(NORM_SOFTMAX, &[("ROW", "flog(s)"), ("OUT", "d - c")]),
+        NormKind::LayerNorm => render(NORM_LAYER, &[("BETA", beta_expr)]),
+        NormKind::RmsNorm => render(NORM_RMS, &[("BETA", beta_expr)]),
+    };
+    let math64 = if d == DType::F64 { MATH64 } else { "" };
+    Some(body.map(|b| crate::module(&[COMMON, MATH, math64, &common, &b])))
+}

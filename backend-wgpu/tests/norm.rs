@@ -1,0 +1,329 @@
+//! Softmax, LogSoftmax (any axis), LayerNorm, RmsNorm (any first axis, with and without beta) on
+//! the wgpu backend against cpu-ref: every float dtype, rows straddling the workgroup size, size-0
+//! dims, the spec's special values (all −∞, +∞, NaN, eps = 0) and one long row.
+
+use backend_api::{Backend, DType, Graph, GraphBuilder, Tensor};
+use backend_cpu_ref as _;
+use backend_wgpu as _;
+use half::{bf16, f16};
+use std::sync::OnceLock;
+
+// ---------------------------------------------------------------- harness (same in reduce.rs)
+
+fn wgpu() -> &'static dyn Backend {
+    static B: OnceLock<Box<dyn Backend>> = OnceLock::new();
+    B.get_or_init(|| backend_api::create("wgpu").expect("a wgpu adapter (install mesa-vulkan-drivers)")).as_ref()
+}
+
+fn cpu() -> &'static dyn Backend {
+    static B: OnceLock<Box<dyn Backend>> = OnceLock::new();
+    B.get_or_init(|| backend_api::create("cpu-ref").unwrap()).as_ref()
+}
+
+fn supported(d: DType) -> bool {
+    wgpu().capabilities().dtypes.contains(&d)
+}
+
+fn run(be: &dyn Backend, g: &Graph, inputs: &[(&str, &Tensor)]) -> Vec<Tensor> {
+    let mut exe = be.compile(g, &Default::default()).unwrap_or_else(|e| panic!("{} compile: {e}", be.name()));
+    let views: Vec<_> = inputs.iter().map(|(n, t)| (*n, t.view())).collect();
+    exe.run(&views).unwrap_or_else(|e| panic!("{} run: {e}", be.name()))
+}
+
+/// Small deterministic generator (xorshift64*).
+struct Rng(u64);
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
+    }
+    /// Uniform in [lo, hi).
+    fn uniform(&mut self, lo: f64, hi: f64) -> f64 {
+        lo + (hi - lo) * (self.next() >> 11) as f64 / (1u64 << 53) as f64
+    }
+}
+
+/// A tensor of `d` from f64 values (rounded to nearest for floats, wrapped for ints).
+fn tensor(d: DType, shape: &[usize], v: &[f64]) -> Tensor {
+    let mut b = Vec::new();
+    for &x in v {
+        match d {
+            DType::F32 => b.extend((x as f32).to_le_bytes()),
+            DType::F16 => b.extend(f16::from_f64(x).to_le_bytes()),
+            DType::BF16 => b.extend(bf16::from_f64(x).to_le_bytes()),
+            DType::F64 => b.extend(x.to_le_bytes()),
+            DType::I64 => b.extend((x as i64).to_le_bytes()),
+            DType::I32 => b.extend((x as i64 as i32).to_le_bytes()),
+            DType::I8 => b.extend((x as i64 as i8).to_le_bytes()),
+            DType::U32 => b.extend((x as i64 as u32).to_le_bytes()),
+            DType::U8 => b.extend((x as i64 as u8).to_le_bytes()),
+            DType::Bool => b.push((x != 0.0) as u8),
+            DType::C64 => b.extend([(x as f32).to_le_bytes(), 0f32.to_le_bytes()].concat()),
+        }
+    }
+    Tensor::from_bytes(d, shape, b).unwrap()
+}
+
+/// Tolerance (rtol = atol) of the Approx class for a float dtype.
+fn approx(d: DType) -> f64 {
+    match d {
+        DType::F16 => 2e-3,
+        DType::BF16 => 1.6e-2,
+        _ => 1e-4,
+    }
+}
+
+fn smallest_normal(d: DType) -> f64 {
+    match d {
+        DType::F16 => 6.103515625e-5,
+        DType::F64 => f64::MIN_POSITIVE,
+        _ => f32::MIN_POSITIVE as f64,
+    }
+}
+
+/// Compares per §1.11: ints/Bool bit-exact; floats with the equivalences, exactly when `tol` is
+/// None, else `|g − w| ≤ tol·M + tol·|w|` (M = 1 when `m` is None). Returns the largest error seen
+/// relative to `M + |w|`.
+fn check(name: &str, got: &Tensor, want: &Tensor, tol: Option<f64>, m: Option<&[f64]>) -> f64 {
+    assert_eq!(got.dtype(), want.dtype(), "{name}: dtype");
+    assert_eq!(got.shape(), want.shape(), "{name}: shape");
+    let d = got.dtype();
+    if !d.is_float() {
+        if d == DType::Bool {
+            let g: Vec<u8> = got.bytes().to_vec();
+            assert!(g.iter().all(|&b| b <= 1), "{name}: Bool output bytes must be 0/1: {g:?}");
+        }
+        assert_eq!(got.bytes(), want.bytes(), "{name}: bytes differ");
+        return 0.0;
+    }
+    let (g, w) = (got.view().to_f64_lossy(), want.view().to_f64_lossy());
+    let tiny = smallest_normal(d);
+    let flush = |x: f64| if x.abs() < tiny { 0.0 } else { x };
+    let mut worst: f64 = 0.0;
+    for i in 0..g.len() {
+        let (gi, wi) = (flush(g[i]), flush(w[i]));
+        let mi = m.map_or(1.0, |m| m[i]);
+        let ok = if wi.is_nan() || gi.is_nan() {
+            wi.is_nan() && gi.is_nan()
+        } else if wi.is_infinite() || gi.is_infinite() {
+            gi == wi
+        } else {
+            match tol {
+                None => gi == wi,
+                Some(t) => {
+                    worst = worst.max((gi - wi).abs() / (mi + wi.abs()).max(f64::MIN_POSITIVE));
+                    (gi - wi).abs() <= t * mi + t * wi.abs()
+                }
+            }
+        };
+        assert!(ok, "{name}: element {i}: got {gi:e}, want {wi:e} (M = {mi:e}, tol {tol:?})");
+    }
+    worst
+}
+
+// ---------------------------------------------------------------- norm
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Kind {
+    Softmax,
+    LogSoftmax,
+    LayerNorm,
+    RmsNorm,
+}
+
+impl Kind {
+    fn norm(self) -> bool {
+        matches!(self, Kind::LayerNorm | Kind::RmsNorm)
+    }
+}
+
+fn floats() -> Vec<DType> {
+    [DType::F32, DType::F16, DType::BF16, DType::F64].into_iter().filter(|&d| supported(d)).collect()
+}
+
+fn graph(kind: Kind, d: DType, shape: &[usize], axis: i64, beta: bool, eps: f32) -> Graph {
+    let mut g = GraphBuilder::new();
+    let x = g.input("x", d, shape).unwrap();
+    let y = if kind.norm() {
+        let r = shape.len() as i64;
+        let a = ((axis % r) + r) % r;
+        let gshape = &shape[a as usize..];
+        let gm = g.input("g", d, gshape).unwrap();
+        let b = if beta { Some(g.input("b", d, gshape).unwrap()) } else { None };
+        match kind {
+            Kind::LayerNorm => g.layer_norm(x, gm, b, axis, eps).unwrap(),
+            _ => g.rms_norm(x, gm, b, axis, eps).unwrap(),
+        }
+    } else if kind == Kind::Softmax {
+        g.softmax(x, axis).unwrap()
+    } else {
+        g.log_softmax(x, axis).unwrap()
+    };
+    g.output(y).unwrap();
+    g.build().unwrap()
+}
+
+/// Runs on both backends and compares with the Approx class; returns the worst relative error.
+/// `x` is given; gamma in [0.5, 1.5) and beta in [-1, 1) are drawn from `seed`.
+fn compare(kind: Kind, x: &Tensor, axis: i64, beta: bool, eps: f32, seed: u64) -> f64 {
+    let (d, shape) = (x.dtype(), x.shape());
+    let name = format!("{kind:?} {d} {shape:?} axis {axis} beta {beta} eps {eps}");
+    let g = graph(kind, d, shape, axis, beta, eps);
+    let r = shape.len() as i64;
+    let gshape = &shape[(((axis % r) + r) % r) as usize..];
+    let h: usize = gshape.iter().product();
+    let mut rng = Rng(seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1);
+    let gm = tensor(d, gshape, &(0..h).map(|_| rng.uniform(0.5, 1.5)).collect::<Vec<_>>());
+    let bt = tensor(d, gshape, &(0..h).map(|_| rng.uniform(-1.0, 1.0)).collect::<Vec<_>>());
+    let mut inputs = vec![("x", x)];
+    if kind.norm() {
+        inputs.push(("g", &gm));
+        if beta {
+            inputs.push(("b", &bt));
+        }
+    }
+    let got = &run(wgpu(), &g, &inputs)[0];
+    let want = &run(cpu(), &g, &inputs)[0];
+    check(&name, got, want, Some(approx(d)), None)
+}
+
+fn random(d: DType, shape: &[usize], lo: f64, hi: f64, seed: u64) -> Tensor {
+    let n: usize = shape.iter().product();
+    let mut r = Rng(seed.wrapping_mul(0x2545_f491_4f6c_dd1d) | 1);
+    tensor(d, shape, &(0..n).map(|_| r.uniform(lo, hi)).collect::<Vec<_>>())
+}
+
+/// (shape, axis): rows straddling 256, non-trailing axes, size-0 dims.
+const CASES: &[(&[usize], i64)] = &[
+    (&[1], 0),
+    (&[63], 0),
+    (&[64], -1),
+    (&[65], 0),
+    (&[255], 0),
+    (&[257], 0),
+    (&[3, 257], 1),
+    (&[257, 3], 0),
+    (&[257, 3], 1),
+    (&[4, 5, 6], 0),
+    (&[4, 5, 6], 1),
+    (&[4, 5, 6], 2),
+    (&[2, 3, 300], 1),
+    (&[5, 1, 7], 1),
+    (&[4, 0], 1),
+    (&[0, 4], 1),
+    (&[4, 0], 0),
+    (&[2, 0, 3], 1),
+];
+
+fn sweep(kinds: &[Kind]) {
+    for &kind in kinds {
+        for d in floats() {
+            let mut worst: f64 = 0.0;
+            for (k, (shape, axis)) in CASES.iter().enumerate() {
+                let x = random(d, shape, -4.0, 4.0, k as u64 + 1);
+                for beta in if kind.norm() { vec![false, true] } else { vec![false] } {
+                    worst = worst.max(compare(kind, &x, *axis, beta, 1e-5, k as u64 + 100));
+                }
+            }
+            eprintln!("{kind:?}/{d}: worst |got-want|/(1+|want|) = {worst:.2e}");
+        }
+    }
+}
+
+#[test]
+fn softmax_and_log_softmax_every_dtype_and_axis() {
+    sweep(&[Kind::Softmax, Kind::LogSoftmax]);
+}
+
+#[test]
+fn layer_norm_and_rms_norm_every_dtype_and_axis() {
+    sweep(&[Kind::LayerNorm, Kind::RmsNorm]);
+}
+
+#[test]
+fn softmax_special_values() {
+    let (inf, nan) = (f64::INFINITY, f64::NAN);
+    // rows: all −∞; one +∞; a NaN; one −∞ among finite values; huge finite values; −0/+0
+    let rows: [[f64; 4]; 6] = [
+        [-inf, -inf, -inf, -inf],
+        [1.0, inf, 2.0, 3.0],
+        [1.0, 2.0, nan, 3.0],
+        [1.0, -inf, 2.0, 3.0],
+        [1000.0, 999.0, -1000.0, 1000.0],
+        [0.0, -0.0, 0.0, -0.0],
+    ];
+    let v: Vec<f64> = rows.iter().flatten().copied().collect();
+    for d in floats() {
+        let x = tensor(d, &[6, 4], &v);
+        for kind in [Kind::Softmax, Kind::LogSoftmax] {
+            compare(kind, &x, 1, false, 0.0, 1);
+            let y = run(wgpu(), &graph(kind, d, &[6, 4], 1, false, 0.0), &[("x", &x)])[0].view().to_f64_lossy();
+            assert!(y[..12].iter().all(|v| v.is_nan()), "{kind:?} {d}: all −∞, +∞ and NaN rows are NaN: {y:?}");
+            let minus_inf_out = y[13];
+            if kind == Kind::Softmax {
+                assert_eq!(minus_inf_out, 0.0, "{d}");
+            } else {
+                assert_eq!(minus_inf_out, -inf, "{kind:?} {d}: a −∞ element in a finite row gives −∞");
+            }
+            assert!(y[12..].iter().enumerate().all(|(i, v)| i == 1 || v.is_finite()), "{kind:?} {d}: {y:?}");
+        }
+        // the same rows along axis 0 (strided)
+        let xt = tensor(d, &[4, 6], &(0..24).map(|i| v[(i % 6) * 4 + i / 6]).collect::<Vec<_>>());
+        for kind in [Kind::Softmax, Kind::LogSoftmax] {
+            compare(kind, &xt, 0, false, 0.0, 1);
+        }
+    }
+}
+
+#[test]
+fn norms_with_zero_eps_and_constant_rows() {
+    for d in floats() {
+        // row 0 constant (LayerNorm: 0/0 = NaN with eps = 0), row 1 all zero (RmsNorm: NaN),
+        // row 2 ordinary, row 3 with a NaN.
+        let mut v = vec![2.5; 300];
+        v.extend(vec![0.0; 300]);
+        let mut r = Rng(5);
+        v.extend((0..300).map(|_| r.uniform(-3.0, 3.0)));
+        v.extend((0..300).map(|i| if i == 17 { f64::NAN } else { 1.0 }));
+        let x = tensor(d, &[4, 300], &v);
+        for kind in [Kind::LayerNorm, Kind::RmsNorm] {
+            for beta in [false, true] {
+                compare(kind, &x, 1, beta, 0.0, 3);
+                compare(kind, &x, -1, beta, 1e-5, 4);
+            }
+        }
+        let g = tensor(d, &[300], &[1.0; 300]);
+        let ln = run(wgpu(), &graph(Kind::LayerNorm, d, &[4, 300], 1, false, 0.0), &[("x", &x), ("g", &g)]);
+        let y = ln[0].view().to_f64_lossy();
+        assert!(y[..600].iter().all(|v| v.is_nan()) && y[600..900].iter().all(|v| v.is_finite()), "{d}");
+        let rms = run(wgpu(), &graph(Kind::RmsNorm, d, &[4, 300], 1, false, 0.0), &[("x", &x), ("g", &g)]);
+        let y = rms[0].view().to_f64_lossy();
+        assert!(y[..300].iter().all(|v| v.is_finite()) && y[300..600].iter().all(|v| v.is_nan()), "{d}");
+        assert!(y[900..].iter().all(|v| v.is_nan()), "{d}");
+        // an offset mean (two-pass variance keeps the precision)
+        let x = random(d, &[3, 500], 10.0, 11.0, 9);
+        compare(Kind::LayerNorm, &x, 1, true, 1e-5, 5);
+    }
+}
+
+#[test]
+fn many_rows_use_a_2d_grid() {
+    // 70 000 rows of 2 (softmax along axis 0 of [2, 70000]: strided rows) and LayerNorm rows of 1.
+    let x = random(DType::F32, &[2, 70000], -3.0, 3.0, 11);
+    compare(Kind::Softmax, &x, 0, false, 0.0, 1);
+    let x = random(DType::F32, &[70000, 1], -3.0, 3.0, 12);
+    compare(Kind::LayerNorm, &x, 1, true, 1e-5, 2);
+}
+
+#[test]
+fn long_rows() {
+    for d in floats() {
+        let x = random(d, &[2, 50_000], -6.0, 6.0, 21);
+        for kind in [Kind::Softmax, Kind::LogSoftmax, Kind::LayerNorm, Kind::RmsNorm] {
+            let w = compare(kind, &x, 1, kind.norm(), 1e-5, 22);
+            eprintln!("long row {kind:?} {d}: worst relative error {w:.2e}");
+        }
+    }
+}

@@ -1,0 +1,402 @@
+//! Reduce (§2.5.1) on the wgpu backend against cpu-ref: every op × dtype, shapes straddling the
+//! workgroup size, size-0 dims, non-trailing and multiple axes, keep_dims, special values, the
+//! two-pass path, and a 2-D workgroup grid.
+
+use backend_api::op::ReduceOp;
+use backend_api::{Backend, DType, Graph, GraphBuilder, Tensor};
+use backend_cpu_ref as _;
+use backend_wgpu as _;
+use half::{bf16, f16};
+use std::sync::OnceLock;
+
+// ---------------------------------------------------------------- harness (same in norm.rs)
+
+fn wgpu() -> &'static dyn Backend {
+    static B: OnceLock<Box<dyn Backend>> = OnceLock::new();
+    B.get_or_init(|| backend_api::create("wgpu").expect("a wgpu adapter (install mesa-vulkan-drivers)")).as_ref()
+}
+
+fn cpu() -> &'static dyn Backend {
+    static B: OnceLock<Box<dyn Backend>> = OnceLock::new();
+    B.get_or_init(|| backend_api::create("cpu-ref").unwrap()).as_ref()
+}
+
+fn supported(d: DType) -> bool {
+    wgpu().capabilities().dtypes.contains(&d)
+}
+
+fn run(be: &dyn Backend, g: &Graph, inputs: &[(&str, &Tensor)]) -> Vec<Tensor> {
+    let mut exe = be.compile(g, &Default::default()).unwrap_or_else(|e| panic!("{} compile: {e}", be.name()));
+    let views: Vec<_> = inputs.iter().map(|(n, t)| (*n, t.view())).collect();
+    exe.run(&views).unwrap_or_else(|e| panic!("{} run: {e}", be.name()))
+}
+
+/// Small deterministic generator (xorshift64*).
+struct Rng(u64);
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
+    }
+    /// Uniform in [lo, hi).
+    fn uniform(&mut self, lo: f64, hi: f64) -> f64 {
+        lo + (hi - lo) * (self.next() >> 11) as f64 / (1u64 << 53) as f64
+    }
+}
+
+/// A tensor of `d` from f64 values (rounded to nearest for floats, wrapped for ints).
+fn tensor(d: DType, shape: &[usize], v: &[f64]) -> Tensor {
+    let mut b = Vec::new();
+    for &x in v {
+        match d {
+            DType::F32 => b.extend((x as f32).to_le_bytes()),
+            DType::F16 => b.extend(f16::from_f64(x).to_le_bytes()),
+            DType::BF16 => b.extend(bf16::from_f64(x).to_le_bytes()),
+            DType::F64 => b.extend(x.to_le_bytes()),
+            DType::I64 => b.extend((x as i64).to_le_bytes()),
+            DType::I32 => b.extend((x as i64 as i32).to_le_bytes()),
+            DType::I8 => b.extend((x as i64 as i8).to_le_bytes()),
+            DType::U32 => b.extend((x as i64 as u32).to_le_bytes()),
+            DType::U8 => b.extend((x as i64 as u8).to_le_bytes()),
+            DType::Bool => b.push((x != 0.0) as u8),
+            DType::C64 => b.extend([(x as f32).to_le_bytes(), 0f32.to_le_bytes()].concat()),
+        }
+    }
+    Tensor::from_bytes(d, shape, b).unwrap()
+}
+
+/// Tolerance (rtol = atol) of the Approx class for a float dtype.
+fn approx(d: DType) -> f64 {
+    match d {
+        DType::F16 => 2e-3,
+        DType::BF16 => 1.6e-2,
+        _ => 1e-4,
+    }
+}
+
+fn smallest_normal(d: DType) -> f64 {
+    match d {
+        DType::F16 => 6.103515625e-5,
+        DType::F64 => f64::MIN_POSITIVE,
+        _ => f32::MIN_POSITIVE as f64,
+    }
+}
+
+/// Compares per §1.11: ints/Bool bit-exact; floats with the equivalences, exactly when `tol` is
+/// None, else `|g − w| ≤ tol·M + tol·|w|` (M = 1 when `m` is None). Returns the largest error seen
+/// relative to `M + |w|`.
+fn check(name: &str, got: &Tensor, want: &Tensor, tol: Option<f64>, m: Option<&[f64]>) -> f64 {
+    assert_eq!(got.dtype(), want.dtype(), "{name}: dtype");
+    assert_eq!(got.shape(), want.shape(), "{name}: shape");
+    let d = got.dtype();
+    if !d.is_float() {
+        if d == DType::Bool {
+            let g: Vec<u8> = got.bytes().to_vec();
+            assert!(g.iter().all(|&b| b <= 1), "{name}: Bool output bytes must be 0/1: {g:?}");
+        }
+        assert_eq!(got.bytes(), want.bytes(), "{name}: bytes differ");
+        return 0.0;
+    }
+    let (g, w) = (got.view().to_f64_lossy(), want.view().to_f64_lossy());
+    let tiny = smallest_normal(d);
+    let flush = |x: f64| if x.abs() < tiny { 0.0 } else { x };
+    let mut worst: f64 = 0.0;
+    for i in 0..g.len() {
+        let (gi, wi) = (flush(g[i]), flush(w[i]));
+        let mi = m.map_or(1.0, |m| m[i]);
+        let ok = if wi.is_nan() || gi.is_nan() {
+            wi.is_nan() && gi.is_nan()
+        } else if wi.is_infinite() || gi.is_infinite() {
+            gi == wi
+        } else {
+            match tol {
+                None => gi == wi,
+                Some(t) => {
+                    worst = worst.max((gi - wi).abs() / (mi + wi.abs()).max(f64::MIN_POSITIVE));
+                    (gi - wi).abs() <= t * mi + t * wi.abs()
+                }
+            }
+        };
+        assert!(ok, "{name}: element {i}: got {gi:e}, want {wi:e} (M = {mi:e}, tol {tol:?})");
+    }
+    worst
+}
+
+// ---------------------------------------------------------------- reduce
+
+fn reduce_graph(op: ReduceOp, d: DType, shape: &[usize], axes: &[i64], keep: bool) -> Graph {
+    let mut g = GraphBuilder::new();
+    let x = g.input("x", d, shape).unwrap();
+    let y = g.reduce(op, x, axes, keep).unwrap();
+    g.output(y).unwrap();
+    g.build().unwrap()
+}
+
+/// M = Σ|x| (÷|R| for Mean) over each output's reduced set, computed by cpu-ref in f64.
+fn magnitude(op: ReduceOp, x: &Tensor, axes: &[i64], keep: bool) -> Vec<f64> {
+    let mut g = GraphBuilder::new();
+    let xi = g.input("x", x.dtype(), x.shape()).unwrap();
+    let c = g.cast(xi, DType::F64).unwrap();
+    let a = g.unary(backend_api::op::UnaryOp::Abs, c).unwrap();
+    let mop = if op == ReduceOp::Mean { ReduceOp::Mean } else { ReduceOp::Sum };
+    let y = g.reduce(mop, a, axes, keep).unwrap();
+    g.output(y).unwrap();
+    run(cpu(), &g.build().unwrap(), &[("x", x)])[0].view().to_f64_lossy()
+}
+
+/// Random input for `op` on `d`: floats in [-2, 2) (near ±1 for Prod, to stay finite), ints over
+/// their whole range (so sums and products wrap), Bool mostly true for Min and mostly false for
+/// Max (so both answers occur), with non-1 true bytes.
+fn random_input(op: ReduceOp, d: DType, shape: &[usize], seed: u64) -> Tensor {
+    let n: usize = shape.iter().product();
+    let mut r = Rng(seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1);
+    if d == DType::Bool {
+        let p_true = if op == ReduceOp::Min { 0.97 } else { 0.03 };
+        let b: Vec<u8> =
+            (0..n).map(|_| if r.uniform(0.0, 1.0) < p_true { 1 + (r.next() % 3) as u8 } else { 0 }).collect();
+        return Tensor::from_bytes(d, shape, b).unwrap();
+    }
+    if d.is_int() {
+        let b: Vec<u8> = (0..n * d.size()).map(|_| r.next() as u8).collect();
+        return Tensor::from_bytes(d, shape, b).unwrap();
+    }
+    let v: Vec<f64> = (0..n)
+        .map(|_| match op {
+            ReduceOp::Prod => r.uniform(0.97, 1.03) * if r.next().is_multiple_of(2) { 1.0 } else { -1.0 },
+            _ => r.uniform(-2.0, 2.0),
+        })
+        .collect();
+    tensor(d, shape, &v)
+}
+
+/// Runs one reduction on both backends and compares; returns the worst relative error.
+fn compare(op: ReduceOp, x: &Tensor, axes: &[i64], keep: bool) -> f64 {
+    let name = format!("Reduce.{} {} {:?} axes {axes:?} keep {keep}", op.name(), x.dtype(), x.shape());
+    let g = reduce_graph(op, x.dtype(), x.shape(), axes, keep);
+    let got = &run(wgpu(), &g, &[("x", x)])[0];
+    let want = &run(cpu(), &g, &[("x", x)])[0];
+    let d = x.dtype();
+    let (tol, m) = match op {
+        _ if !d.is_float() => (None, None),
+        ReduceOp::Max | ReduceOp::Min => (None, None),
+        ReduceOp::Prod => (Some(approx(d)), None),
+        ReduceOp::Sum | ReduceOp::Mean => (Some(approx(d)), Some(magnitude(op, x, axes, keep))),
+    };
+    check(&name, got, want, tol, m.as_deref())
+}
+
+type Case = (&'static [usize], &'static [i64], bool);
+
+/// Shapes straddling 256, size-0 dims, non-trailing / multiple / empty axes, keep_dims, and rows
+/// long enough for the two-pass path (> 4096).
+const CASES: &[Case] = &[
+    (&[1], &[0], false),
+    (&[63], &[0], false),
+    (&[64], &[0], true),
+    (&[65], &[0], false),
+    (&[255], &[0], false),
+    (&[257], &[-1], false),
+    (&[3, 257], &[1], false),
+    (&[257, 3], &[0], false),
+    (&[5, 65], &[1], true),
+    (&[65, 5], &[0], true),
+    (&[4, 5, 6], &[1], false),
+    (&[4, 5, 6], &[0, 2], true),
+    (&[4, 5, 6], &[0, 1, 2], false),
+    (&[4, 5, 6], &[], false),
+    (&[2, 3, 4, 5], &[1, 3], false),
+    (&[3, 1, 70], &[0, 1], false),
+    (&[6, 1, 7], &[1], true),
+    (&[2, 33, 3, 5], &[0, 1, 3], false),
+    (&[0, 4], &[0], false),
+    (&[3, 0], &[1], false),
+    (&[0, 3], &[1], false),
+    (&[2, 0, 3], &[0, 2], true),
+    (&[5000], &[0], false),
+    (&[3, 4500], &[1], false),
+    (&[4500, 2], &[0], false),
+    (&[2, 70, 3, 40], &[1, 3], true),
+];
+
+fn sweep(ops: &[ReduceOp]) {
+    let mut worst: Vec<(String, f64)> = Vec::new();
+    for &op in ops {
+        for d in op.dtypes().iter().filter(|&d| supported(d)) {
+            let mut w: f64 = 0.0;
+            for (k, (shape, axes, keep)) in CASES.iter().enumerate() {
+                let x = random_input(op, d, shape, k as u64 + 1);
+                w = w.max(compare(op, &x, axes, *keep));
+            }
+            worst.push((format!("{}/{d}", op.name()), w));
+        }
+    }
+    for (n, w) in worst {
+        eprintln!("{n}: worst |got-want|/(M+|want|) = {w:.2e}");
+    }
+}
+
+#[test]
+fn sum_and_mean_every_dtype() {
+    sweep(&[ReduceOp::Sum, ReduceOp::Mean]);
+}
+
+#[test]
+fn prod_every_dtype() {
+    sweep(&[ReduceOp::Prod]);
+}
+
+#[test]
+fn max_and_min_every_dtype() {
+    sweep(&[ReduceOp::Max, ReduceOp::Min]);
+}
+
+fn floats() -> Vec<DType> {
+    [DType::F32, DType::F16, DType::BF16, DType::F64].into_iter().filter(|&d| supported(d)).collect()
+}
+
+#[test]
+fn empty_reductions_give_identities() {
+    for d in floats() {
+        let x = tensor(d, &[2, 0], &[]);
+        let get = |op| run(wgpu(), &reduce_graph(op, d, &[2, 0], &[1], false), &[("x", &x)])[0].view().to_f64_lossy();
+        assert_eq!(get(ReduceOp::Sum), [0.0, 0.0], "{d}");
+        assert_eq!(get(ReduceOp::Prod), [1.0, 1.0], "{d}");
+        assert!(get(ReduceOp::Mean).iter().all(|v| v.is_nan()), "{d}");
+        assert_eq!(get(ReduceOp::Max), [f64::NEG_INFINITY; 2], "{d}");
+        assert_eq!(get(ReduceOp::Min), [f64::INFINITY; 2], "{d}");
+    }
+    let ints = [DType::I64, DType::I32, DType::I8, DType::U32, DType::U8, DType::Bool];
+    for d in ints.into_iter().filter(|&d| supported(d)) {
+        let x = tensor(d, &[0, 3], &[]);
+        for op in [ReduceOp::Sum, ReduceOp::Prod, ReduceOp::Max, ReduceOp::Min] {
+            if op.dtypes().contains(d) {
+                compare(op, &x, &[0], false);
+            }
+        }
+    }
+    let i8s = tensor(DType::I8, &[0, 2], &[]);
+    let mx = run(wgpu(), &reduce_graph(ReduceOp::Max, DType::I8, &[0, 2], &[0], false), &[("x", &i8s)]);
+    assert_eq!(mx[0].to_vec::<i8>().unwrap(), [i8::MIN; 2]);
+    let u = tensor(DType::U32, &[0], &[]);
+    let mn = run(wgpu(), &reduce_graph(ReduceOp::Min, DType::U32, &[0], &[0], false), &[("x", &u)]);
+    assert_eq!(mn[0].to_vec::<u32>().unwrap(), [u32::MAX]);
+}
+
+#[test]
+fn max_min_propagate_nan_and_order_signed_zeros() {
+    let nan = f64::NAN;
+    let inf = f64::INFINITY;
+    for d in floats() {
+        // rows: [1, NaN, 3], [-0, +0, -1], [+0, -0, -1], [-inf x3], [inf, 1, NaN]
+        let v = [1.0, nan, 3.0, -0.0, 0.0, -1.0, 0.0, -0.0, -1.0, -inf, -inf, -inf, inf, 1.0, nan];
+        let x = tensor(d, &[5, 3], &v);
+        for op in [ReduceOp::Max, ReduceOp::Min] {
+            compare(op, &x, &[1], false);
+        }
+        let g = |op| run(wgpu(), &reduce_graph(op, d, &[5, 3], &[1], false), &[("x", &x)])[0].view().to_f64_lossy();
+        let (mx, mn) = (g(ReduceOp::Max), g(ReduceOp::Min));
+        assert!(mx[0].is_nan() && mn[0].is_nan() && mx[4].is_nan() && mn[4].is_nan(), "{d}");
+        // max(−0, +0) = +0 and min(−0, +0) = −0 in either order (§1.7), checked by sign.
+        assert!(mx[1] == 0.0 && mx[1].is_sign_positive() && mx[2].is_sign_positive(), "{d}: {mx:?}");
+        assert_eq!((mn[1], mn[2]), (-1.0, -1.0), "{d}");
+        assert_eq!((mx[3], mn[3]), (-inf, -inf), "{d}");
+        // Long rows (tree path): one NaN deep inside; signed zeros only.
+        let mut long = vec![0.5; 3 * 700];
+        long[1234] = nan;
+        for (i, z) in long[1400..].iter_mut().enumerate() {
+            *z = if i % 3 == 0 { 0.0 } else { -0.0 };
+        }
+        let x = tensor(d, &[3, 700], &long);
+        let gl = |op| run(wgpu(), &reduce_graph(op, d, &[3, 700], &[1], false), &[("x", &x)])[0].view().to_f64_lossy();
+        let (mx, mn) = (gl(ReduceOp::Max), gl(ReduceOp::Min));
+        assert!(mx[1].is_nan() && mn[1].is_nan() && !mx[0].is_nan(), "{d}: {mx:?}");
+        assert!(mx[2] == 0.0 && mx[2].is_sign_positive(), "{d}: {mx:?}");
+        assert!(mn[2] == 0.0 && mn[2].is_sign_negative(), "{d}: {mn:?}");
+        // Strided (non-trailing) with specials, both layouts.
+        compare(ReduceOp::Max, &x, &[0], false);
+        compare(ReduceOp::Min, &x, &[0], true);
+    }
+}
+
+#[test]
+fn bool_max_is_any_and_min_is_all() {
+    let x = Tensor::from_bytes(DType::Bool, &[3, 2], vec![1, 0, 0, 0, 5, 1]).unwrap();
+    let g =
+        |op, axes: &[i64]| run(wgpu(), &reduce_graph(op, DType::Bool, &[3, 2], axes, false), &[("x", &x)])[0].clone();
+    assert_eq!(g(ReduceOp::Max, &[1]).to_vec::<bool>().unwrap(), [true, false, true]);
+    assert_eq!(g(ReduceOp::Min, &[1]).to_vec::<bool>().unwrap(), [false, false, true]);
+    assert_eq!(g(ReduceOp::Max, &[0]).to_vec::<bool>().unwrap(), [true, true]);
+    assert_eq!(g(ReduceOp::Min, &[0]).to_vec::<bool>().unwrap(), [false, false]);
+    assert_eq!(g(ReduceOp::Min, &[0, 1]).bytes(), [0]);
+    // long rows: a single false / true at the end
+    let mut v = vec![1u8; 2 * 1000];
+    v[999] = 0;
+    let x = Tensor::from_bytes(DType::Bool, &[2, 1000], v).unwrap();
+    let all = run(wgpu(), &reduce_graph(ReduceOp::Min, DType::Bool, &[2, 1000], &[1], false), &[("x", &x)]);
+    assert_eq!(all[0].to_vec::<bool>().unwrap(), [false, true]);
+}
+
+#[test]
+fn integer_sums_and_products_wrap() {
+    let x = Tensor::from_slice(&[3], &[100i8, 100, 100]).unwrap();
+    let g = |op, x: &Tensor| run(wgpu(), &reduce_graph(op, x.dtype(), x.shape(), &[0], false), &[("x", x)])[0].clone();
+    assert_eq!(g(ReduceOp::Sum, &x).to_vec::<i8>().unwrap(), [44]);
+    // 100³ = 1 000 000 = 0x0f4240: low byte 0x40
+    assert_eq!(g(ReduceOp::Prod, &x).to_vec::<i8>().unwrap(), [64]);
+    let u = Tensor::from_slice(&[2], &[u32::MAX, 2]).unwrap();
+    assert_eq!(g(ReduceOp::Sum, &u).to_vec::<u32>().unwrap(), [1]);
+    let u8s = Tensor::from_slice(&[300], &vec![200u8; 300]).unwrap();
+    assert_eq!(g(ReduceOp::Sum, &u8s).to_vec::<u8>().unwrap(), [(200u32 * 300 % 256) as u8]);
+    let i32s = Tensor::from_slice(&[2], &[i32::MAX, 1]).unwrap();
+    assert_eq!(g(ReduceOp::Sum, &i32s).to_vec::<i32>().unwrap(), [i32::MIN]);
+    if supported(DType::I64) {
+        let big = Tensor::from_slice(&[3], &[i64::MAX, i64::MAX, 3]).unwrap();
+        let want = i64::MAX.wrapping_mul(i64::MAX).wrapping_mul(3);
+        assert_eq!(g(ReduceOp::Prod, &big).to_vec::<i64>().unwrap(), [want]);
+        assert_eq!(g(ReduceOp::Sum, &big).to_vec::<i64>().unwrap(), [i64::MAX.wrapping_add(i64::MAX).wrapping_add(3)]);
+        let mm = Tensor::from_slice(&[2], &[i64::MIN, i64::MAX]).unwrap();
+        assert_eq!(g(ReduceOp::Max, &mm).to_vec::<i64>().unwrap(), [i64::MAX]);
+        assert_eq!(g(ReduceOp::Min, &mm).to_vec::<i64>().unwrap(), [i64::MIN]);
+    }
+}
+
+#[test]
+fn half_sums_accumulate_in_f32() {
+    // 2048 + 1 + 1 in f16 step by step stays 2048; accumulated in f32 it is 2050.
+    let x = Tensor::from_slice(&[3], &[f16::from_f32(2048.0), f16::ONE, f16::ONE]).unwrap();
+    let y = run(wgpu(), &reduce_graph(ReduceOp::Sum, DType::F16, &[3], &[0], false), &[("x", &x)]);
+    assert_eq!(y[0].to_vec::<f16>().unwrap(), [f16::from_f32(2050.0)]);
+}
+
+#[test]
+fn many_rows_use_a_2d_grid() {
+    // > 65535 output rows: invocation-per-row (short rows) and workgroup-per-row (rows of 65).
+    let x = random_input(ReduceOp::Sum, DType::I32, &[70000, 3], 7);
+    compare(ReduceOp::Sum, &x, &[1], false);
+    let x = random_input(ReduceOp::Max, DType::U8, &[65537, 65], 8);
+    compare(ReduceOp::Max, &x, &[1], false);
+}
+
+/// The long-row test: 2 rows of 150 000 (two passes, 37 chunks each), values 1 + noise so that
+/// a serial f32 sum would drift; the error is measured against M = Σ|x|.
+#[test]
+fn long_rows_stay_accurate() {
+    let n = 150_000;
+    let mut r = Rng(99);
+    let v: Vec<f64> =
+        (0..2 * n).map(|i| if i < n { 1.0 + r.uniform(0.0, 1e-3) } else { r.uniform(-1.0, 1.0) }).collect();
+    for d in floats() {
+        let x = tensor(d, &[2, n], &v);
+        for op in [ReduceOp::Sum, ReduceOp::Mean] {
+            let w = compare(op, &x, &[1], false);
+            eprintln!("long row {} {d}: worst relative error {w:.2e}", op.name());
+        }
+    }
+    // strided long reduction (axis 0 of [150000, 2]) and an integer sum
+    let x = tensor(DType::F32, &[n, 2], &v);
+    eprintln!("long strided Sum F32: {:.2e}", compare(ReduceOp::Sum, &x, &[0], false));
+    let x = random_input(ReduceOp::Sum, DType::I32, &[n], 3);
+    compare(ReduceOp::Sum, &x, &[0], false);
+}

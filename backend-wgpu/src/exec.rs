@@ -108,6 +108,17 @@ impl WgpuExecutable {
         }
     }
 
+    /// Writes a run input or param. Bool bytes other than 0 read as true (§1.1) and ops always
+    /// write 0 or 1, so they are normalised here, once, instead of in every kernel.
+    fn write_value(&self, loc: Loc, v: &TensorView<'_>) {
+        if v.dtype() == DType::Bool && v.bytes().iter().any(|&b| b > 1) {
+            let norm: Vec<u8> = v.bytes().iter().map(|&b| (b != 0) as u8).collect();
+            self.write(loc, &norm);
+        } else {
+            self.write(loc, v.bytes());
+        }
+    }
+
     fn read_back(&self, staging: &wgpu::Buffer) -> Result<Vec<Tensor>> {
         let slice = staging.slice(..);
         let (tx, rx) = std::sync::mpsc::channel();
@@ -148,7 +159,7 @@ impl Executable for WgpuExecutable {
             bail!(Input, "param {name:?} missing from the signature");
         };
         check_slot(slot, &value, &mut Vec::new())?;
-        self.write(Loc { home: Home::Param(k), offset: 0, size: 0 }, value.bytes());
+        self.write_value(Loc { home: Home::Param(k), offset: 0, size: 0 }, &value);
         self.param_set[k] = true;
         Ok(())
     }
@@ -161,7 +172,7 @@ impl Executable for WgpuExecutable {
         let dev = &self.ctx.device;
         let scope = dev.push_error_scope(wgpu::ErrorFilter::Validation);
         for (loc, v) in self.inputs.iter().zip(&ordered) {
-            self.write(*loc, v.bytes());
+            self.write_value(*loc, v);
         }
         let mut enc = dev.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("run") });
         {

@@ -53,8 +53,13 @@ pub fn assign(reqs: &[Request], align: u64, max_buffer: u64, reuse: bool) -> Res
         last_use: usize,
     }
     let mut arenas: Vec<(Vec<Live>, u64)> = Vec::new();
-    let mut locs = Vec::with_capacity(reqs.len());
-    for r in reqs {
+    let mut locs = vec![Loc { home: Home::Arena(0), offset: 0, size: 0 }; reqs.len()];
+    // Requests come in node order, but graph inputs (def 0) may be declared after other nodes:
+    // place them in definition order so that "free before step s" is decided correctly.
+    let mut order: Vec<usize> = (0..reqs.len()).collect();
+    order.sort_by_key(|&i| reqs[i].def);
+    for &ri in &order {
+        let r = &reqs[ri];
         if r.size > max_buffer {
             bail!(DeviceLimit, "a tensor of {} bytes exceeds the device's max buffer size {max_buffer}", r.size);
         }
@@ -88,7 +93,7 @@ pub fn assign(reqs: &[Request], align: u64, max_buffer: u64, reuse: bool) -> Res
                 Loc { home: Home::Arena(arenas.len() - 1), offset: 0, size: r.size }
             }
         };
-        locs.push(loc);
+        locs[ri] = loc;
     }
     Ok((locs, arenas.into_iter().map(|(_, s)| s).collect()))
 }
@@ -110,6 +115,21 @@ mod tests {
         assert_eq!(sizes.len(), 1);
         let (locs, _) = assign(&reqs, 256, 1 << 20, false).unwrap();
         assert_ne!(locs[2].offset, locs[0].offset);
+    }
+
+    #[test]
+    fn late_declared_inputs_do_not_overlap_live_ranges() {
+        // node order: input a (def 0, read at 3), activation (def 2, read at 3), input b (def 0, read at 3)
+        let reqs = [
+            Request { size: 64, def: 0, last_use: 3 },
+            Request { size: 64, def: 2, last_use: 3 },
+            Request { size: 64, def: 0, last_use: 3 },
+        ];
+        let (locs, _) = assign(&reqs, 256, 1 << 20, true).unwrap();
+        let mut offs: Vec<u64> = locs.iter().map(|l| l.offset).collect();
+        offs.sort();
+        offs.dedup();
+        assert_eq!(offs.len(), 3, "{locs:?}");
     }
 
     #[test]

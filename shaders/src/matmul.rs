@@ -1,1 +1,380 @@
-//! Variants of the matmul kernel family (being written).
+//! Variants of the matmul family:
+//! - the tiled batched matrix product (`matmul.wgsl`), 64 x 64 or 128 x 128 output tiles;
+//! - the skinny product for few rows (`matmul_skinny.wgsl`: batch-1 layers, GEMV);
+//! - the split-K reduction (`matmul_splitk.wgsl`) that adds the f32/f64 partial sums the product
+//!   kernels write when K is split over several workgroups;
+//! - the strided copy (`matmul_permute.wgsl`) that DotGeneral uses to reorder an operand.
+//!
+//! The product kernels and the reduction share `matmul_common.wgsl` (params, batch addressing,
+//! epilogue). The epilogue either stores the dot product or adds the broadcast bias and applies
+//! an activation expression of the elementwise family, in f32 (f64 for F64).
+
+use crate::elementwise::{expr, ElemKind};
+use crate::{module as join, reg_type, render, tensor_binding, Access, COMMON, MATH, MATH64, MATH_I64, MATH_INT};
+use backend_api::op::UnaryOp;
+use backend_api::DType;
+
+/// Params, batch addressing and epilogue shared by the kernels below.
+pub const MATMUL_COMMON: &str = include_str!("wgsl/matmul_common.wgsl");
+/// The tiled matmul template.
+pub const MATMUL: &str = include_str!("wgsl/matmul.wgsl");
+/// The skinny (few rows) matmul template.
+pub const SKINNY: &str = include_str!("wgsl/matmul_skinny.wgsl");
+/// The split-K reduction template.
+pub const SPLITK: &str = include_str!("wgsl/matmul_splitk.wgsl");
+/// The strided-copy template.
+pub const PERMUTE: &str = include_str!("wgsl/matmul_permute.wgsl");
+
+/// Threads per workgroup along each output axis of the tiled kernel (16 x 16).
+pub const THREADS_PER_AXIS: u32 = 16;
+/// Output rows per workgroup of the skinny kernel.
+pub const SKINNY_ROWS: u32 = 4;
+
+/// Output tile of one workgroup of the tiled kernel.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Tile {
+    /// 64 x 64 (4 x 4 per thread): small problems and F64.
+    Small,
+    /// 128 x 128 (8 x 8 per thread): large problems, twice the arithmetic per loaded byte.
+    Large,
+}
+
+/// Concrete sizes of a tile for one dtype.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TileShape {
+    /// Output rows per thread (multiple of 4).
+    pub rm: u32,
+    /// Output columns per thread (multiple of 4).
+    pub rn: u32,
+    /// K step staged in workgroup memory per iteration.
+    pub bk: u32,
+}
+
+impl TileShape {
+    /// Output rows of one workgroup.
+    pub fn tm(&self) -> u32 {
+        THREADS_PER_AXIS * self.rm
+    }
+    /// Output columns of one workgroup.
+    pub fn tn(&self) -> u32 {
+        THREADS_PER_AXIS * self.rn
+    }
+}
+
+impl Tile {
+    /// The sizes used for `d`. The K step is chosen so that both staged tiles fit the 16 KiB of
+    /// workgroup memory every WebGPU device has (f64 halves it); BK = 8 for the large tile was
+    /// also faster than 16 on an H200.
+    pub fn shape(self, d: DType) -> TileShape {
+        let wide = d == DType::F64;
+        match self {
+            Tile::Small => TileShape { rm: 4, rn: 4, bk: if wide { 8 } else { 16 } },
+            Tile::Large => TileShape { rm: 8, rn: 8, bk: if wide { 4 } else { 8 } },
+        }
+    }
+
+    /// Bytes of workgroup memory the kernel declares for `d`.
+    pub fn workgroup_bytes(self, d: DType) -> u64 {
+        let s = self.shape(d);
+        let elem = if d == DType::F64 { 8 } else { 4 };
+        let vec4s = s.bk * (s.tm() / 4 + 1) + s.bk * (s.tn() / 4 + 1);
+        u64::from(vec4s) * 4 * elem
+    }
+}
+
+/// Which product kernel.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Variant {
+    /// The tiled kernel.
+    Tiled(Tile),
+    /// The skinny kernel; `nfast` when B is read along columns (N-contiguous B), else along K.
+    Skinny {
+        /// Consecutive threads on consecutive columns (64 columns x 4 K lanes per workgroup)
+        /// rather than on consecutive k (4 columns x 64 K lanes).
+        nfast: bool,
+    },
+}
+
+impl Variant {
+    /// Output (rows, columns) one workgroup covers.
+    pub fn block(self, d: DType) -> (u32, u32) {
+        match self {
+            Variant::Tiled(t) => (t.shape(d).tm(), t.shape(d).tn()),
+            Variant::Skinny { nfast } => (SKINNY_ROWS, if nfast { 64 } else { 4 }),
+        }
+    }
+}
+
+/// What the kernel does with each dot product before storing it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Epilogue {
+    /// Store it (MatMul, DotGeneral, split-K partial sums).
+    Store,
+    /// Add the broadcast bias, then apply the activation if any (FusedMatMulBiasAct).
+    BiasAct(Option<UnaryOp>),
+}
+
+fn is_float(d: DType) -> bool {
+    matches!(d, DType::F32 | DType::F16 | DType::BF16 | DType::F64)
+}
+
+/// The dtype dot products of `d` accumulate in, and of split-K partial sums.
+pub fn acc_dtype(d: DType) -> DType {
+    if d == DType::F64 {
+        DType::F64
+    } else {
+        DType::F32
+    }
+}
+
+/// The body of `finish(bi, v) -> R`; `None` when the activation has no GPU expression for `d`.
+fn finish_body(d: DType, epi: Epilogue) -> Option<String> {
+    Some(match epi {
+        Epilogue::Store => "return v;".to_string(),
+        Epilogue::BiasAct(act) => {
+            let e = match act {
+                Some(op) => expr(ElemKind::Unary(op), &[d], d)?,
+                None => "a".to_string(),
+            };
+            format!("let a = v + ld_bias(bi);\n    return {e};")
+        }
+    })
+}
+
+/// The body of `store_pair(o, x, y)`: one whole-word store for packed 2-byte outputs (the word
+/// belongs to this invocation alone, so no read-modify-write is needed), else two stores.
+fn store_pair_body(out: DType) -> &'static str {
+    match out {
+        DType::F16 => "atomicStore(&out[o >> 1u], f32_to_f16_bits(x) | (f32_to_f16_bits(y) << 16u));",
+        DType::BF16 => "atomicStore(&out[o >> 1u], f32_to_bf16_bits(x) | (f32_to_bf16_bits(y) << 16u));",
+        _ => "st_out(o, x);\n    st_out(o + 1u, y);",
+    }
+}
+
+/// Helper libraries: the activation expressions use the elementwise family's maths; the F64
+/// ones (and the i64 helpers they build on) only where needed (they need device features).
+fn helpers(d: DType) -> &'static [&'static str] {
+    if d == DType::F64 {
+        &[COMMON, MATH, MATH_INT, MATH_I64, MATH64]
+    } else {
+        &[COMMON, MATH, MATH_INT]
+    }
+}
+
+/// Renders the common part and one kernel template into a complete module.
+fn assemble(
+    d: DType,
+    out: DType,
+    inputs: &[(&str, DType)],
+    epi: Epilogue,
+    kernel: &str,
+    slots: &[(&str, &str)],
+) -> Option<Result<String, String>> {
+    let finish = finish_body(d, epi)?;
+    let mut tensors = String::new();
+    for (k, (name, dt)) in inputs.iter().enumerate() {
+        tensors += &tensor_binding(name, 1 + k as u32, *dt, Access::Read);
+    }
+    if let Epilogue::BiasAct(_) = epi {
+        tensors += &tensor_binding("bias", 1 + inputs.len() as u32, d, Access::Read);
+    }
+    let out_binding = 1 + inputs.len() as u32 + u32::from(matches!(epi, Epilogue::BiasAct(_)));
+    tensors += &tensor_binding("out", out_binding, out, Access::Write);
+    let common_slots = [
+        ("REG", reg_type(d)),
+        ("TENSORS", tensors.as_str()),
+        ("FINISH", finish.as_str()),
+        ("STORE_PAIR", store_pair_body(out)),
+    ];
+    let rendered = render(MATMUL_COMMON, &common_slots).and_then(|c| render(kernel, slots).map(|k| (c, k)));
+    Some(rendered.map(|(c, k)| join(&[helpers(d), &[c.as_str(), k.as_str()]].concat())))
+}
+
+/// Renders one product kernel. Bindings: 1 = a, 2 = b, then (3 = bias for
+/// [`Epilogue::BiasAct`]), then the output, of dtype `out`: `d`, or [`acc_dtype`]`(d)` for the
+/// split-K partial sums (with [`Epilogue::Store`]). `None` when `d` is not a float dtype or the
+/// activation has no GPU expression for `d` yet.
+pub fn module(d: DType, out: DType, variant: Variant, epi: Epilogue) -> Option<Result<String, String>> {
+    if !is_float(d) || !(out == d || out == acc_dtype(d)) {
+        return None;
+    }
+    let inputs = [("a", d), ("b", d)];
+    match variant {
+        Variant::Tiled(tile) => {
+            let s = tile.shape(d);
+            let (rm, rn, bk) = (s.rm.to_string(), s.rn.to_string(), s.bk.to_string());
+            let code = Unrolled::new(s);
+            let raw = raw_access(d);
+            let slots = [
+                ("RM", rm.as_str()),
+                ("RN", rn.as_str()),
+                ("BK", bk.as_str()),
+                ("RAW", raw.as_str()),
+                ("DECLS", &code.decls()),
+                ("LOAD", &code.load()),
+                ("STAGE", &code.stage()),
+                ("COMPUTE", &code.compute()),
+                ("STORE", &code.store()),
+            ];
+            assemble(d, out, &inputs, epi, MATMUL, &slots)
+        }
+        Variant::Skinny { nfast } => {
+            let raw = raw_access(d);
+            let slots = [
+                ("TNS", if nfast { "64" } else { "4" }),
+                ("NFAST", if nfast { "true" } else { "false" }),
+                ("RAW", raw.as_str()),
+            ];
+            assemble(d, out, &inputs, epi, SKINNY, &slots)
+        }
+    }
+}
+
+/// Renders the split-K reduction for output dtype `d`. Bindings: 1 = partial sums
+/// ([`acc_dtype`]`(d)`), then (2 = bias for [`Epilogue::BiasAct`]), then the output.
+pub fn splitk_module(d: DType, epi: Epilogue) -> Option<Result<String, String>> {
+    if !is_float(d) {
+        return None;
+    }
+    assemble(d, d, &[("part", acc_dtype(d))], epi, SPLITK, &[])
+}
+
+/// `RAW`, `raw_a(i)`, `raw_b(i)` and `cvt(x, i)` of the product kernels: the storage word of
+/// element i and its conversion to the register type (zero for index `NONE`). Loads keep the raw
+/// word so that nothing consumes it until it is converted, after other loads were issued (a
+/// shift or a data-dependent branch right after each load would serialise them). The f16
+/// conversion is exact and branch-free.
+fn raw_access(d: DType) -> String {
+    let (raw, a, b, cvt) = match d {
+        DType::F16 => ("u32", "a[j >> 1u]", "b[j >> 1u]", "mm_f16_to_f32(x >> (16u * (i & 1u)))"),
+        DType::BF16 => ("u32", "a[j >> 1u]", "b[j >> 1u]", "bf16_bits_to_f32(x >> (16u * (i & 1u)))"),
+        _ => (reg_type(d), "a[j]", "b[j]", "x"),
+    };
+    // NONE loads element 0 (every bound range has one) and converts to zero: no branches.
+    let mut out = format!(
+        "alias RAW = {raw};\n\
+         fn raw_a(i: u32) -> RAW {{ let j = select(i, 0u, i == NONE); return {a}; }}\n\
+         fn raw_b(i: u32) -> RAW {{ let j = select(i, 0u, i == NONE); return {b}; }}\n\
+         fn cvt(x: RAW, i: u32) -> R {{ return select({cvt}, R(0.0), i == NONE); }}\n"
+    );
+    if d == DType::F16 {
+        out += F16_TO_F32;
+    }
+    out
+}
+
+/// Exact binary16 (low 16 bits) to f32 without branches.
+const F16_TO_F32: &str = "fn mm_f16_to_f32(h: u32) -> f32 {
+    let sign = (h & 0x8000u) << 16u;
+    let e = (h >> 10u) & 0x1fu;
+    let m = h & 0x3ffu;
+    let normal = sign | ((e + 112u) << 23u) | (m << 13u);
+    let sub = sign | bitcast<u32>(f32(m) * bitcast<f32>(0x33800000u));
+    let special = sign | 0x7f800000u | (m << 13u);
+    return bitcast<f32>(select(select(normal, sub, e == 0u), special, e == 0x1fu));
+}
+";
+
+/// The per-thread straight-line code of one tile shape (see `matmul.wgsl` for why it is
+/// unrolled here rather than written as WGSL loops). Names: `ca{r}`/`cb{r}` tile coordinates of
+/// the r-th staged element, `ia{r}`/`ib{r}` their vec4 slot in workgroup memory, `pa{r}`/`pb{r}`
+/// the prefetched raw values and `ea{r}`/`eb{r}` their element indices, `c{i}_{g}` the accumulator of row i, column group g.
+struct Unrolled {
+    s: TileShape,
+    /// Elements of the A and B tiles each thread stages per K step.
+    la: u32,
+    lb: u32,
+}
+
+impl Unrolled {
+    fn new(s: TileShape) -> Unrolled {
+        Unrolled { s, la: s.tm() * s.bk / 256, lb: s.tn() * s.bk / 256 }
+    }
+
+    fn decls(&self) -> String {
+        let mut out = String::new();
+        for r in 0..self.la {
+            out += &format!("    let ca{r} = a_coord(li + {}u);\n", 256 * r);
+            out += &format!(
+                "    let ia{r} = ca{r}.y * SA + (ca{r}.x >> 2u);\n    var pa{r} = RAW(0);\n    var ea{r} = NONE;\n"
+            );
+        }
+        for r in 0..self.lb {
+            out += &format!("    let cb{r} = b_coord(li + {}u);\n", 256 * r);
+            out += &format!(
+                "    let ib{r} = cb{r}.x * SB + (cb{r}.y >> 2u);\n    var pb{r} = RAW(0);\n    var eb{r} = NONE;\n"
+            );
+        }
+        for i in 0..self.s.rm {
+            for g in 0..self.s.rn / 4 {
+                out += &format!("    var c{i}_{g} = R4(R(0.0));\n");
+            }
+        }
+        out
+    }
+
+    fn load(&self) -> String {
+        let mut out = String::new();
+        for r in 0..self.la {
+            out += &format!("        ea{r} = index_a(off.x, row0, k0, kend, ca{r});\n        pa{r} = raw_a(ea{r});\n");
+        }
+        for r in 0..self.lb {
+            out += &format!("        eb{r} = index_b(off.y, col0, k0, kend, cb{r});\n        pb{r} = raw_b(eb{r});\n");
+        }
+        out
+    }
+
+    fn stage(&self) -> String {
+        let mut out = String::new();
+        for r in 0..self.la {
+            out += &format!("        sa[ia{r}][ca{r}.x & 3u] = cvt(pa{r}, ea{r});\n");
+        }
+        for r in 0..self.lb {
+            out += &format!("        sb[ib{r}][cb{r}.y & 3u] = cvt(pb{r}, eb{r});\n");
+        }
+        out
+    }
+
+    fn compute(&self) -> String {
+        const LANE: [&str; 4] = ["x", "y", "z", "w"];
+        let mut out = String::new();
+        for kk in 0..self.s.bk {
+            out += "        {\n";
+            for g in 0..self.s.rm / 4 {
+                out += &format!("            let a{g} = sa[{kk}u * SA + {}u + ty];\n", 16 * g);
+            }
+            for g in 0..self.s.rn / 4 {
+                out += &format!("            let b{g} = sb[{kk}u * SB + {}u + tx];\n", 16 * g);
+            }
+            for i in 0..self.s.rm {
+                let a = format!("a{}.{}", i / 4, LANE[(i % 4) as usize]);
+                for g in 0..self.s.rn / 4 {
+                    out += &format!("            c{i}_{g} = c{i}_{g} + {a} * b{g};\n");
+                }
+            }
+            out += "        }\n";
+        }
+        out
+    }
+
+    fn store(&self) -> String {
+        let mut out = String::new();
+        for i in 0..self.s.rm {
+            let row = (i / 4) * 64 + i % 4;
+            for g in 0..self.s.rn / 4 {
+                out += &format!(
+                    "    store4(obase, off.z, row0 + {row}u + ty * 4u, col0 + {}u + tx * 4u, c{i}_{g});\n",
+                    64 * g
+                );
+            }
+        }
+        out
+    }
+}
+
+/// Renders the strided copy for `d` (bindings: 1 = source, 2 = destination). Packed dtypes need
+/// the destination zeroed first, like every packed store.
+pub fn permute_module(d: DType) -> Result<String, String> {
+    let tensors = tensor_binding("x", 1, d, Access::Read) + &tensor_binding("out", 2, d, Access::Write);
+    render(PERMUTE, &[("TENSORS", &tensors)]).map(|m| join(&[COMMON, &m]))
+}

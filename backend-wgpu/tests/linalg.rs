@@ -1,0 +1,281 @@
+//! MatMul, FusedMatMulBiasAct and DotGeneral on wgpu against cpu-ref, with the spec's (M)
+//! tolerance: |got − want| ≤ atol · Σ|a||b| (+|bias|) + rtol · |want|, Approx class.
+//! Shapes straddle the 64 x 64 tile (1, 63, 64, 65, 127, 129), include K = 0, broadcast batch dims,
+//! transposed DotGeneral layouts (in-place strided reads and the copy path), and grids that must
+//! be split over several dispatches. Kept small: lavapipe is slow.
+
+use backend_api::op::{DotGeneralAttrs, Op, UnaryOp};
+use backend_api::{Backend, DType, Graph, GraphBuilder, Tensor, Value};
+use backend_cpu_ref as _;
+use backend_wgpu::{WgpuBackend, WgpuOptions};
+use half::{bf16, f16};
+
+fn wgpu() -> WgpuBackend {
+    WgpuBackend::new(&WgpuOptions::default()).expect("a wgpu adapter (install mesa-vulkan-drivers)")
+}
+
+fn cpu() -> Box<dyn Backend> {
+    backend_api::create("cpu-ref").expect("cpu-ref is linked")
+}
+
+/// Dtypes this device can run, of the four floats.
+fn float_dtypes(be: &WgpuBackend) -> Vec<DType> {
+    [DType::F32, DType::F16, DType::BF16, DType::F64].into_iter().filter(|d| be.device_caps().supports(*d)).collect()
+}
+
+/// Deterministic values in [-1, 1) as a tensor of `d`.
+fn random(d: DType, shape: &[usize], seed: u64) -> Tensor {
+    let n: usize = shape.iter().product();
+    let mut s = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
+    let v: Vec<f64> = (0..n)
+        .map(|_| {
+            s ^= s << 13;
+            s ^= s >> 7;
+            s ^= s << 17;
+            (s >> 11) as f64 / (1u64 << 53) as f64 * 2.0 - 1.0
+        })
+        .collect();
+    from_f64(d, shape, &v)
+}
+
+fn from_f64(d: DType, shape: &[usize], v: &[f64]) -> Tensor {
+    match d {
+        DType::F32 => Tensor::from_slice(shape, &v.iter().map(|&x| x as f32).collect::<Vec<_>>()),
+        DType::F16 => Tensor::from_slice(shape, &v.iter().map(|&x| f16::from_f64(x)).collect::<Vec<_>>()),
+        DType::BF16 => Tensor::from_slice(shape, &v.iter().map(|&x| bf16::from_f64(x)).collect::<Vec<_>>()),
+        DType::F64 => Tensor::from_slice(shape, v),
+        other => panic!("not a float dtype: {other}"),
+    }
+    .unwrap()
+}
+
+fn abs(t: &Tensor) -> Tensor {
+    let v: Vec<f64> = t.view().to_f64_lossy().iter().map(|x| x.abs()).collect();
+    from_f64(t.dtype(), t.shape(), &v)
+}
+
+fn approx(d: DType) -> f64 {
+    match d {
+        DType::F16 => 2e-3,
+        DType::BF16 => 1.6e-2,
+        _ => 1e-4,
+    }
+}
+
+/// A graph of one node `op` over inputs named x0, x1, ….
+fn graph(op: Op, ins: &[&Tensor]) -> Graph {
+    let mut g = GraphBuilder::new();
+    let vals: Vec<Value> = ins
+        .iter()
+        .enumerate()
+        .map(|(k, t)| g.input(&format!("x{k}"), t.dtype(), t.shape().to_vec()).unwrap())
+        .collect();
+    let y = g.add1(op, &vals).unwrap();
+    g.output(y).unwrap();
+    g.build().unwrap()
+}
+
+fn run(be: &dyn Backend, op: &Op, ins: &[&Tensor]) -> Tensor {
+    let mut exe =
+        be.compile(&graph(op.clone(), ins), &Default::default()).unwrap_or_else(|e| panic!("compile {op:?}: {e}"));
+    let names: Vec<String> = (0..ins.len()).map(|k| format!("x{k}")).collect();
+    let inputs: Vec<(&str, _)> = names.iter().zip(ins).map(|(n, t)| (n.as_str(), t.view())).collect();
+    exe.run(&inputs).unwrap_or_else(|e| panic!("run {op:?}: {e}")).remove(0)
+}
+
+/// Runs `op` on wgpu and cpu-ref and checks the (M) tolerance; `mag_op` is the op whose result
+/// on |inputs| is the magnitude M (the op itself without activation).
+fn check(be: &WgpuBackend, op: Op, mag_op: Op, ins: &[&Tensor], what: &str) {
+    let got = run(be, &op, ins);
+    let reference = cpu();
+    let want = run(reference.as_ref(), &op, ins);
+    let abs_ins: Vec<Tensor> = ins.iter().map(|t| abs(t)).collect();
+    let mag = run(reference.as_ref(), &mag_op, &abs_ins.iter().collect::<Vec<_>>());
+    assert_eq!(got.shape(), want.shape(), "{what}: shape");
+    assert_eq!(got.dtype(), want.dtype(), "{what}: dtype");
+    let tol = approx(got.dtype());
+    let (g, w, m) = (got.view().to_f64_lossy(), want.view().to_f64_lossy(), mag.view().to_f64_lossy());
+    for i in 0..g.len() {
+        let ok =
+            (g[i] - w[i]).abs() <= tol * m[i] + tol * w[i].abs() || (g[i].is_nan() && w[i].is_nan()) || g[i] == w[i];
+        assert!(ok, "{what}: element {i} of {:?}: got {} want {} (M = {})", got.shape(), g[i], w[i], m[i]);
+    }
+}
+
+fn check_matmul(be: &WgpuBackend, d: DType, a_shape: &[usize], b_shape: &[usize], seed: u64) {
+    let a = random(d, a_shape, seed);
+    let b = random(d, b_shape, seed + 1);
+    check(be, Op::MatMul, Op::MatMul, &[&a, &b], &format!("MatMul {d} {a_shape:?} x {b_shape:?}"));
+}
+
+#[test]
+fn matmul_sizes_straddling_the_tile() {
+    let be = wgpu();
+    eprintln!("adapter: {}", be.device_caps().description);
+    let sizes = [(1, 1, 1), (63, 65, 64), (64, 64, 64), (65, 63, 127), (127, 129, 65), (129, 1, 33), (1, 127, 129)];
+    for d in float_dtypes(&be) {
+        for (seed, &(m, n, k)) in sizes.iter().enumerate() {
+            check_matmul(&be, d, &[m, k], &[k, n], seed as u64);
+        }
+    }
+}
+
+#[test]
+fn matmul_k_zero_gives_zeros_and_empty_outputs() {
+    let be = wgpu();
+    for d in float_dtypes(&be) {
+        check_matmul(&be, d, &[3, 0], &[0, 5], 1);
+        check_matmul(&be, d, &[2, 65, 0], &[2, 0, 3], 2);
+        let a = random(d, &[0, 4], 3);
+        let b = random(d, &[4, 5], 4);
+        let out = run(&be, &Op::MatMul, &[&a, &b]);
+        assert_eq!(out.shape(), &[0, 5]);
+    }
+}
+
+#[test]
+fn matmul_broadcast_batch_dims() {
+    let be = wgpu();
+    for d in [DType::F32, DType::F16, DType::BF16] {
+        check_matmul(&be, d, &[2, 1, 9, 7], &[3, 7, 11], 5);
+        check_matmul(&be, d, &[5, 8], &[4, 8, 66], 6);
+        check_matmul(&be, d, &[4, 65, 3], &[1, 3, 2], 7);
+        check_matmul(&be, d, &[2, 3, 1, 4, 5], &[3, 2, 5, 6], 8);
+    }
+}
+
+#[test]
+fn matmul_large_tile_path() {
+    // 2 x 2 tiles of 128 over 64 batches: enough work for the 128 x 128 tile, with edges.
+    let be = wgpu();
+    for d in [DType::F32, DType::F16] {
+        check_matmul(&be, d, &[64, 130, 20], &[1, 20, 129], 9);
+    }
+}
+
+#[test]
+fn matmul_split_k_and_skinny_paths() {
+    let be = wgpu();
+    for d in float_dtypes(&be) {
+        // Few rows: the skinny kernel, without and with K split (partial sums + reduction).
+        check_matmul(&be, d, &[3, 200], &[200, 70], 12);
+        check_matmul(&be, d, &[3, 1100], &[1100, 70], 13);
+        check_matmul(&be, d, &[2, 8, 600], &[600, 5], 14);
+        // Few tiles and a long K: the tiled kernel with K split.
+        check_matmul(&be, d, &[65, 1030], &[1030, 65], 15);
+    }
+}
+
+#[test]
+fn matmul_grid_split_over_dispatches() {
+    let be = wgpu();
+    let max = be.device_caps().limits.max_compute_workgroups_per_dimension as usize;
+    // More batches than one grid axis takes, and more column tiles than one axis takes.
+    check_matmul(&be, DType::F32, &[max + 3, 1, 2], &[max + 3, 2, 1], 10);
+    check_matmul(&be, DType::F16, &[1, 1], &[1, 64 * max + 65], 11);
+}
+
+fn fused(act: Option<UnaryOp>) -> Op {
+    Op::FusedMatMulBiasAct { activation: act }
+}
+
+#[test]
+fn fused_bias_and_activation() {
+    let be = wgpu();
+    let acts: Vec<Option<UnaryOp>> = vec![None, Some(UnaryOp::Relu), Some(UnaryOp::Exp)];
+    let cases: [(&[usize], &[usize], &[usize]); 6] = [
+        (&[65, 33], &[33, 63], &[63]),
+        (&[64, 3], &[3, 64], &[64, 1]),
+        (&[2, 1, 5, 0], &[3, 0, 7], &[2, 1, 1, 7]),
+        (&[2, 9, 10], &[10, 129], &[1, 1, 129]),
+        // skinny with split K, and tiled with split K: the bias is added by the reduction
+        (&[2, 1100], &[1100, 9], &[2, 1]),
+        (&[66, 1040], &[1040, 3], &[66, 3]),
+    ];
+    for d in float_dtypes(&be) {
+        for &act in &acts {
+            if act.is_some_and(|u| {
+                shaders::elementwise::expr(shaders::elementwise::ElemKind::Unary(u), &[d], d).is_none()
+            }) {
+                continue;
+            }
+            for (seed, (a_s, b_s, bias_s)) in cases.iter().enumerate() {
+                let a = random(d, a_s, 20 + seed as u64);
+                let b = random(d, b_s, 30 + seed as u64);
+                let bias = random(d, bias_s, 40 + seed as u64);
+                let what = format!("Fused {act:?} {d} {a_s:?} {b_s:?} + {bias_s:?}");
+                check(&be, fused(act), fused(None), &[&a, &b, &bias], &what);
+            }
+        }
+    }
+}
+
+#[test]
+fn fused_activation_without_gpu_expression_is_unsupported() {
+    let be = wgpu();
+    let missing = UnaryOp::ALL.iter().copied().find(|&u| {
+        u.dtypes().contains(DType::F32)
+            && shaders::elementwise::expr(shaders::elementwise::ElemKind::Unary(u), &[DType::F32], DType::F32).is_none()
+    });
+    let Some(u) = missing else {
+        eprintln!("every float activation has a GPU expression: nothing to check");
+        return;
+    };
+    let (a, b, bias) = (random(DType::F32, &[2, 3], 1), random(DType::F32, &[3, 4], 2), random(DType::F32, &[4], 3));
+    let err = be.compile(&graph(fused(Some(u)), &[&a, &b, &bias]), &Default::default()).err().expect("must fail");
+    assert_eq!(err.kind(), backend_api::ErrorKind::Unsupported, "{err}");
+}
+
+fn dot(lb: &[usize], rb: &[usize], lc: &[usize], rc: &[usize]) -> Op {
+    Op::DotGeneral(DotGeneralAttrs {
+        lhs_batch: lb.to_vec(),
+        rhs_batch: rb.to_vec(),
+        lhs_contract: lc.to_vec(),
+        rhs_contract: rc.to_vec(),
+    })
+}
+
+#[test]
+fn dot_general_layouts() {
+    let be = wgpu();
+    type Case = (&'static [usize], &'static [usize], [&'static [usize]; 4]);
+    let cases: [Case; 10] = [
+        // plain, A^T·B, A·B^T, A^T·B^T
+        (&[65, 63], &[63, 64], [&[], &[], &[1], &[0]]),
+        // few rows with B^T (skinny kernel reading along K), and with A^T
+        (&[3, 300], &[129, 300], [&[], &[], &[1], &[1]]),
+        (&[300, 2], &[300, 65], [&[], &[], &[0], &[0]]),
+        (&[63, 65], &[63, 64], [&[], &[], &[0], &[0]]),
+        (&[65, 63], &[129, 63], [&[], &[], &[1], &[1]]),
+        (&[63, 65], &[1, 63], [&[], &[], &[0], &[1]]),
+        // batch in the middle of lhs and last in rhs (attention-like layouts)
+        (&[5, 3, 8], &[8, 6, 3], [&[1], &[2], &[2], &[0]]),
+        // two contracting axes listed against memory order: lhs needs the copy path
+        (&[4, 6, 5], &[5, 6, 7], [&[], &[], &[2, 1], &[0, 1]]),
+        // free axes split by the contracting axis: copy path; and an outer product
+        (&[2, 9, 3], &[9, 65], [&[], &[], &[1], &[0]]),
+        (&[7], &[66], [&[], &[], &[], &[]]),
+    ];
+    for d in float_dtypes(&be) {
+        for (seed, (ls, rs, [lb, rb, lc, rc])) in cases.iter().enumerate() {
+            let l = random(d, ls, 50 + seed as u64);
+            let r = random(d, rs, 60 + seed as u64);
+            let op = dot(lb, rb, lc, rc);
+            check(&be, op.clone(), op, &[&l, &r], &format!("DotGeneral {d} {ls:?} {rs:?} {lb:?} {rb:?} {lc:?} {rc:?}"));
+        }
+    }
+}
+
+#[test]
+fn dot_general_zero_contraction_and_batched_copy_path() {
+    let be = wgpu();
+    for d in [DType::F32, DType::BF16] {
+        let op = dot(&[0], &[0], &[2], &[1]);
+        let (l, r) = (random(d, &[2, 3, 0], 1), random(d, &[2, 0, 4], 2));
+        check(&be, op.clone(), op, &[&l, &r], &format!("DotGeneral K=0 {d}"));
+        // batch axis last in lhs and contracting axes out of order on both sides
+        let op = dot(&[3], &[0], &[2, 0], &[2, 1]);
+        let (l, r) = (random(d, &[3, 10, 4, 2], 3), random(d, &[2, 3, 4, 9], 4));
+        check(&be, op.clone(), op, &[&l, &r], &format!("DotGeneral batched copy {d}"));
+    }
+}

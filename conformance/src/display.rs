@@ -34,9 +34,9 @@ pub fn element(dtype: DType, b: &[u8]) -> String {
             let im = f32::from_le_bytes([a[4], a[5], a[6], a[7]]);
             format!("({re:?}, {im:?})")
         }
-        DType::F32 | DType::F16 | DType::BF16 | DType::F64 => {
-            format!("{:?}", backend_api::element_to_f64(dtype, b))
-        }
+        // Half and single values print as f32 (exact for them, and the shortest round trip).
+        DType::F32 | DType::F16 | DType::BF16 => format!("{:?}", backend_api::element_to_f64(dtype, b) as f32),
+        DType::F64 => format!("{:?}", backend_api::element_to_f64(dtype, b)),
     }
 }
 
@@ -48,8 +48,7 @@ fn first4(a: &[u8; 8]) -> [u8; 4] {
 pub fn tensor(t: &TensorView<'_>) -> String {
     let size = t.dtype().size();
     let n = t.numel();
-    let shown: Vec<String> =
-        t.bytes().chunks_exact(size).take(SHOWN_ELEMENTS).map(|b| element(t.dtype(), b)).collect();
+    let shown: Vec<String> = t.bytes().chunks_exact(size).take(SHOWN_ELEMENTS).map(|b| element(t.dtype(), b)).collect();
     let more = if n > SHOWN_ELEMENTS { ", …" } else { "" };
     format!("{}{:?} [{}{more}] ({n} values)", t.dtype(), t.shape(), shown.join(", "))
 }

@@ -7,8 +7,8 @@ use super::{skeleton, Skeleton, Variant};
 use crate::problem::{Generated, ProblemBuilder};
 use crate::shapes::SMALL_NUMEL;
 use crate::values::{
-    bool_tensor, c64_tensor, component, extremes, float_tensor, int_tensor, wrap_int, FloatDomain, IntDomain, Piece, Rng,
-    IEEE_SPECIALS,
+    bool_tensor, c64_tensor, component, extremes, float_tensor, int_tensor, wrap_int, FloatDomain, IntDomain, Piece,
+    Rng, IEEE_SPECIALS,
 };
 use backend_api::spec::op_entry;
 use backend_api::{DType, Result, Tensor};
@@ -16,9 +16,42 @@ use proptest::prelude::*;
 
 /// Float source values at conversion boundaries.
 const FLOAT_BOUNDARIES: &[f64] = &[
-    0.5, -0.5, 0.9, -0.9, 1.5, 2.5, -2.5, 127.5, 127.9, 128.0, -128.5, -128.9, -129.0, 255.5, 255.9, 256.0,
-    2147483647.0, 2147483648.0, -2147483648.0, -2147483649.0, 4294967295.0, 4294967296.0, 9.2e18, 9.3e18,
-    -9.3e18, 1.8e19, 16777217.0, 65504.0, 65519.0, 65520.0, 1e5, -1e5, 3.3895e38, 3.4e38, 1e39, -1e39,
+    0.5,
+    -0.5,
+    0.9,
+    -0.9,
+    1.5,
+    2.5,
+    -2.5,
+    127.5,
+    127.9,
+    128.0,
+    -128.5,
+    -128.9,
+    -129.0,
+    255.5,
+    255.9,
+    256.0,
+    2147483647.0,
+    2147483648.0,
+    -2147483648.0,
+    -2147483649.0,
+    4294967295.0,
+    4294967296.0,
+    9.2e18,
+    9.3e18,
+    -9.3e18,
+    1.8e19,
+    16777217.0,
+    65504.0,
+    65519.0,
+    65520.0,
+    1e5,
+    -1e5,
+    3.3895e38,
+    3.4e38,
+    1e39,
+    -1e39,
     // Above a tie of F16 (BF16) by less than F32 can hold: a double rounding lands on the tie.
     1.0 + 1.0 / 2048.0 + 1.0 / 1_099_511_627_776.0,
     1.0 + 1.0 / 256.0 + 1.0 / 1_099_511_627_776.0,
@@ -27,8 +60,25 @@ const FLOAT_BOUNDARIES: &[f64] = &[
 
 /// Integer source values at float rounding and overflow boundaries.
 const INT_BOUNDARIES: &[i128] = &[
-    16_777_217, 16_777_219, -16_777_217, 2049, 2051, 65504, 65519, 65520, 65536, 70_000, -70_000,
-    9_007_199_254_740_993, 300, -300, 128, 255, 256, -129, 257,
+    16_777_217,
+    16_777_219,
+    -16_777_217,
+    2049,
+    2051,
+    65504,
+    65519,
+    65520,
+    65536,
+    70_000,
+    -70_000,
+    9_007_199_254_740_993,
+    300,
+    -300,
+    128,
+    255,
+    256,
+    -129,
+    257,
 ];
 
 /// Variants: one per (from, to) pair of the dtypes `Cast` allows.

@@ -30,7 +30,9 @@ pub fn variants(row: &str) -> Option<Vec<Variant>> {
         }
         "Compare" => {
             let op = *CompareOp::ALL.iter().find(|c| c.name() == name)?;
-            per_dtype(row, move |dt| skeleton(0..=5, MAX_NUMEL, 2).prop_map(move |sk| compare_case(op, dt, &sk)).boxed())
+            per_dtype(row, move |dt| {
+                skeleton(0..=5, MAX_NUMEL, 2).prop_map(move |sk| compare_case(op, dt, &sk)).boxed()
+            })
         }
         _ => None,
     }

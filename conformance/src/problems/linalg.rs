@@ -41,7 +41,9 @@ pub fn variants(row: &str) -> Option<Vec<Variant>> {
     match row {
         "MatMul" => per_dtype(row, |dt| matmul_strategy(dt, false)),
         "FusedMatMulBiasAct" => per_dtype(row, |dt| matmul_strategy(dt, true)),
-        "DotGeneral" => per_dtype(row, |dt| skeleton(0..=0, 1, 2).prop_map(move |sk| dot_general_case(dt, &sk)).boxed()),
+        "DotGeneral" => {
+            per_dtype(row, |dt| skeleton(0..=0, 1, 2).prop_map(move |sk| dot_general_case(dt, &sk)).boxed())
+        }
         _ => None,
     }
 }
@@ -114,7 +116,7 @@ fn matmul_case(dtype: DType, sk: &Skeleton, mnk: [usize; 3], fused: bool) -> Gen
         2 => Vec::new(),
         _ => out.clone(),
     };
-    let act = if rng.chance(0.4) { None } else { Some(rng.pick(SMOOTH_ACTIVATIONS)) };
+    let act = if rng.chance(0.4) { None } else { SMOOTH_ACTIVATIONS.get(rng.below(SMOOTH_ACTIVATIONS.len())).copied() };
     let bias = pb.leaf(sk.kind(2), vals.tensor(&mut rng, dtype, &bias_shape, rate)?)?;
     let y = pb.g().fused_matmul_bias_act(a, b, bias, act)?;
     pb.finish_with_magnitude(&[y], |g, abs| {
@@ -150,7 +152,8 @@ impl DotDims {
 
     fn fit(&mut self) {
         loop {
-            let (b, c, l, r) = (support(&self.batch), support(&self.contract), support(&self.free_l), support(&self.free_r));
+            let (b, c, l, r) =
+                (support(&self.batch), support(&self.contract), support(&self.free_l), support(&self.free_r));
             let m = |x: usize, y: usize, z: usize| x.saturating_mul(y).saturating_mul(z);
             let sizes = [m(b, c, l), m(b, c, r), m(b, l, r)];
             if sizes.iter().all(|&s| s <= MAX_NUMEL) && m(b, c, l).saturating_mul(r) <= FLOPS_CAP {
@@ -197,5 +200,7 @@ fn dot_general_case(dtype: DType, sk: &Skeleton) -> Generated {
     let l = pb.leaf(sk.kind(0), vals.tensor(&mut rng, dtype, &lshape, rate)?)?;
     let r = pb.leaf(sk.kind(1), vals.tensor(&mut rng, dtype, &rshape, rate)?)?;
     let y = pb.g().dot_general(l, r, (&lb, &rb), (&lc, &rc))?;
-    pb.finish_with_magnitude(&[y], |g, abs| Ok(vec![g.dot_general(nth(abs, 0)?, nth(abs, 1)?, (&lb, &rb), (&lc, &rc))?]))
+    pb.finish_with_magnitude(&[y], |g, abs| {
+        Ok(vec![g.dot_general(nth(abs, 0)?, nth(abs, 1)?, (&lb, &rb), (&lc, &rc))?])
+    })
 }

@@ -22,9 +22,9 @@ pub fn variants(row: &str) -> Option<Vec<Variant>> {
 /// The axes to reduce, as the builder accepts them: none, all, or a random subset, in random
 /// order, each canonical or negative.
 fn axes(rng: &mut Rng, rank: usize) -> Vec<i64> {
-    let chosen: Vec<usize> = match rng.below(4) {
+    let chosen: Vec<usize> = match rng.below(10) {
         0 => Vec::new(),
-        1 => (0..rank).collect(),
+        1 | 2 => (0..rank).collect(),
         _ => (0..rank).filter(|_| rng.chance(0.5)).collect(),
     };
     let order = rng.permutation(chosen.len());
@@ -42,7 +42,14 @@ fn values(op: ReduceOp, dtype: DType) -> Values {
         ReduceOp::Prod => {
             const ONES: Piece = Piece::OneOf(&[1.0, -1.0]);
             FloatDomain::new(
-                &[ONES, ONES, ONES, ONES, Piece::OneOf(&[2.0, -2.0, 0.5, -0.5]), Piece::LogMag { lo: 0.8, hi: 1.25, signed: true }],
+                &[
+                    ONES,
+                    ONES,
+                    ONES,
+                    ONES,
+                    Piece::OneOf(&[2.0, -2.0, 0.5, -0.5]),
+                    Piece::LogMag { lo: 0.8, hi: 1.25, signed: true },
+                ],
                 IEEE_SPECIALS,
             )
         }

@@ -1,0 +1,97 @@
+//! Generators for `Softmax`, `LogSoftmax`, `LayerNorm` and `RmsNorm` (§2.7.1, 2.7.2, 2.7.4, 2.7.5):
+//! every axis (negative forms too), ranks 1–5, normalised extents from 1 to tens of thousands,
+//! zero-sized tensors; softmax inputs with masked (−∞) elements, all-masked slices, +∞ and NaN;
+//! norm inputs at several scales and offsets, optional `beta`, `eps` across its range.
+
+use super::{per_dtype, skeleton, Skeleton, Variant};
+use crate::problem::{Generated, ProblemBuilder};
+use crate::shapes::{axis_form, MAX_NUMEL};
+use crate::values::{FloatDomain, Piece, Rng, Values, IEEE_SPECIALS};
+use backend_api::DType;
+use proptest::prelude::*;
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Kind {
+    Softmax,
+    LogSoftmax,
+    LayerNorm,
+    RmsNorm,
+}
+
+/// Variants for the normalisation rows.
+pub fn variants(row: &str) -> Option<Vec<Variant>> {
+    let kind = match row {
+        "Softmax" => Kind::Softmax,
+        "LogSoftmax" => Kind::LogSoftmax,
+        "LayerNorm" => Kind::LayerNorm,
+        "RmsNorm" => Kind::RmsNorm,
+        _ => return None,
+    };
+    per_dtype(row, move |dtype| {
+        skeleton(1..=5, MAX_NUMEL, 3)
+            .prop_map(move |sk| match kind {
+                Kind::Softmax | Kind::LogSoftmax => softmax_case(kind, dtype, &sk),
+                Kind::LayerNorm | Kind::RmsNorm => norm_case(kind, dtype, &sk),
+            })
+            .boxed()
+    })
+}
+
+/// Logits at one of three scales; specials lean towards −∞ (masking) so that partly and fully
+/// masked slices occur.
+fn logits(rng: &mut Rng) -> Values {
+    let s = rng.pick(&[1.0, 5.0, 20.0]);
+    let specials = [f64::NEG_INFINITY, f64::NEG_INFINITY, f64::NEG_INFINITY, f64::NAN, f64::INFINITY, 0.0, -0.0];
+    Values::floats(FloatDomain::new(&[Piece::Uniform(-s, s)], &specials))
+}
+
+fn softmax_case(kind: Kind, dtype: DType, sk: &Skeleton) -> Generated {
+    let mut rng = sk.rng();
+    let rank = sk.shape.len();
+    let axis = rng_axis(&mut rng, rank);
+    let axis = axis_form(&mut rng, axis, rank);
+    let x = logits(&mut rng).tensor(&mut rng, dtype, &sk.shape, sk.rate)?;
+    let mut pb = ProblemBuilder::new();
+    let x = pb.leaf(sk.kind(0), x)?;
+    let y = if kind == Kind::LogSoftmax { pb.g().log_softmax(x, axis)? } else { pb.g().softmax(x, axis)? };
+    pb.finish(&[y])
+}
+
+fn rng_axis(rng: &mut Rng, rank: usize) -> usize {
+    rng.below(rank)
+}
+
+/// Norm inputs: `offset + scale·u`, `u ∈ [−3, 3]`; IEEE specials at a quarter of the case rate.
+/// Offsets stay within a few spreads: a large mean over a tiny spread measures the summation
+/// order of the mean more than the op.
+fn norm_input(rng: &mut Rng) -> Values {
+    let (scale, offset) = rng.pick(&[(1.0, 0.0), (0.01, 0.0), (30.0, 0.0), (1.0, 2.0), (30.0, 10.0)]);
+    Values::floats(FloatDomain::new(&[Piece::Uniform(offset - 3.0 * scale, offset + 3.0 * scale)], IEEE_SPECIALS))
+}
+
+fn norm_case(kind: Kind, dtype: DType, sk: &Skeleton) -> Generated {
+    let mut rng = sk.rng();
+    let rank = sk.shape.len();
+    let axis = rng_axis(&mut rng, rank);
+    let tail: Vec<usize> = sk.shape.get(axis..).unwrap_or(&[]).to_vec();
+    // eps = 0 is valid; a constant slice then gives NaN on both sides, which is still comparable.
+    let eps = rng.pick(&[1e-5f32, 1e-6, 1e-3, 0.1, 1e-5, 0.0]);
+    let x = norm_input(&mut rng).tensor(&mut rng, dtype, &sk.shape, sk.rate / 4.0)?;
+    let gamma_vals = Values::floats(FloatDomain::new(&[Piece::Uniform(-2.0, 2.0)], &[]));
+    let beta_vals = Values::floats(FloatDomain::new(&[Piece::Uniform(-1.0, 1.0)], &[]));
+    let gamma = gamma_vals.tensor(&mut rng, dtype, &tail, 0.0)?;
+    let beta = if rng.chance(0.5) { Some(beta_vals.tensor(&mut rng, dtype, &tail, 0.0)?) } else { None };
+    let axis = axis_form(&mut rng, axis, rank);
+    let mut pb = ProblemBuilder::new();
+    let x = pb.leaf(sk.kind(0), x)?;
+    let g = pb.leaf(sk.kind(1), gamma)?;
+    let b = match beta {
+        Some(t) => Some(pb.leaf(sk.kind(2), t)?),
+        None => None,
+    };
+    let y = match kind {
+        Kind::RmsNorm => pb.g().rms_norm(x, g, b, axis, eps)?,
+        Kind::LayerNorm | Kind::Softmax | Kind::LogSoftmax => pb.g().layer_norm(x, g, b, axis, eps)?,
+    };
+    pb.finish(&[y])
+}

@@ -1,0 +1,265 @@
+//! One test per op-table row with a generator: every dtype of the row is property-tested on the
+//! backend under test (`CONFORMANCE_BACKEND`, default `wgpu`) against `cpu-ref`. Cases per dtype
+//! come from `PROPTEST_CASES` (default 8). A case the backend refuses with `Unsupported` is
+//! skipped, not failed. Plus: coverage of the op table, and validity of the generated problems.
+
+use backend_api::spec::{op_entry, op_label, op_table, tolerance_for};
+use backend_api::{check_run_inputs, check_slot, DType, Signature, TensorView};
+use conformance::{
+    covered_rows, not_covered_reason, proptest_config, variants, Problem, Runner, Status, DEFAULT_BACKEND,
+    DEFAULT_CASES, FEATURE_ROWS, NOT_COVERED, REFERENCE,
+};
+use proptest::strategy::{Strategy, ValueTree};
+use proptest::test_runner::{Config as ProptestConfig, TestRunner};
+use std::sync::OnceLock;
+
+// Registrations of the backends (see `backend_api::registry`).
+use backend_cpu_ref as _;
+#[cfg(feature = "wgpu")]
+use backend_wgpu as _;
+
+/// The runner shared by every test of this binary: opening a GPU device once is much cheaper
+/// than once per test.
+fn runner() -> &'static Runner {
+    static RUNNER: OnceLock<Runner> = OnceLock::new();
+    RUNNER.get_or_init(|| {
+        let name = std::env::var("CONFORMANCE_BACKEND").unwrap_or_else(|_| DEFAULT_BACKEND.to_string());
+        Runner::new(&name, REFERENCE)
+            .unwrap_or_else(|e| panic!("cannot create the backend under test {name:?} or the reference: {e}"))
+    })
+}
+
+fn config() -> ProptestConfig {
+    let cases = match std::env::var_os("PROPTEST_CASES") {
+        Some(_) => None,
+        None => Some(DEFAULT_CASES),
+    };
+    proptest_config(cases, Some(file!()))
+}
+
+fn check_row(row: &str) {
+    let results = runner().run_row(row, &config());
+    let mut failures = Vec::new();
+    for r in &results {
+        eprintln!("{}", r.tsv());
+        match r.status {
+            Status::Pass => {}
+            Status::Unsupported => eprintln!("    skipped: {}", r.message.as_deref().unwrap_or("unsupported")),
+            Status::Fail => failures.push(r.message.clone().unwrap_or_else(|| format!("{} {} failed", r.op, r.label))),
+            Status::Untested => failures.push(format!("{} {} has no generator", r.op, r.label)),
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "{} of {} variants failed on {}:\n\n{}",
+        failures.len(),
+        results.len(),
+        runner().backend_name(),
+        failures.join("\n\n")
+    );
+}
+
+macro_rules! op_tests {
+    ($($test:ident => $row:literal,)*) => {
+        /// The rows that have a named test below.
+        const TESTED_ROWS: &[&str] = &[$($row,)*];
+        $(
+            #[test]
+            fn $test() {
+                check_row($row);
+            }
+        )*
+    };
+}
+
+op_tests! {
+    input => "Input",
+    param => "Param",
+    constant => "Constant",
+    unary_relu => "Unary.Relu",
+    unary_sigmoid => "Unary.Sigmoid",
+    unary_tanh => "Unary.Tanh",
+    unary_exp => "Unary.Exp",
+    unary_log => "Unary.Log",
+    unary_sqrt => "Unary.Sqrt",
+    unary_rsqrt => "Unary.Rsqrt",
+    unary_neg => "Unary.Neg",
+    unary_abs => "Unary.Abs",
+    unary_gelu => "Unary.Gelu",
+    unary_gelu_approx => "Unary.GeluApprox",
+    unary_silu => "Unary.Silu",
+    unary_round => "Unary.Round",
+    unary_floor => "Unary.Floor",
+    unary_ceil => "Unary.Ceil",
+    unary_sign => "Unary.Sign",
+    unary_reciprocal => "Unary.Reciprocal",
+    unary_sin => "Unary.Sin",
+    unary_cos => "Unary.Cos",
+    unary_tan => "Unary.Tan",
+    unary_atan => "Unary.Atan",
+    unary_erf => "Unary.Erf",
+    unary_softplus => "Unary.Softplus",
+    unary_not => "Unary.Not",
+    binary_add => "Binary.Add",
+    binary_sub => "Binary.Sub",
+    binary_mul => "Binary.Mul",
+    binary_div => "Binary.Div",
+    binary_rem => "Binary.Rem",
+    binary_mod => "Binary.Mod",
+    binary_pow => "Binary.Pow",
+    binary_max => "Binary.Max",
+    binary_min => "Binary.Min",
+    binary_and => "Binary.And",
+    binary_or => "Binary.Or",
+    binary_xor => "Binary.Xor",
+    compare_eq => "Compare.Eq",
+    compare_ne => "Compare.Ne",
+    compare_lt => "Compare.Lt",
+    compare_le => "Compare.Le",
+    compare_gt => "Compare.Gt",
+    compare_ge => "Compare.Ge",
+    where_ => "Where",
+    fma => "Fma",
+    cast => "Cast",
+    reshape => "Reshape",
+    transpose => "Transpose",
+    narrow => "Narrow",
+    concat => "Concat",
+    expand => "Expand",
+    pad => "Pad",
+    reduce_sum => "Reduce.Sum",
+    reduce_mean => "Reduce.Mean",
+    reduce_max => "Reduce.Max",
+    reduce_min => "Reduce.Min",
+    reduce_prod => "Reduce.Prod",
+    matmul => "MatMul",
+    dot_general => "DotGeneral",
+    fused_matmul_bias_act => "FusedMatMulBiasAct",
+    softmax => "Softmax",
+    log_softmax => "LogSoftmax",
+    layer_norm => "LayerNorm",
+    rms_norm => "RmsNorm",
+}
+
+/// Fails when a row of the op table has neither a generator nor a reason in `NOT_COVERED`, when
+/// a generator misses a dtype the table allows, or when `NOT_COVERED` is stale.
+#[test]
+fn every_row_has_a_generator_or_a_reason() {
+    let table: Vec<String> = op_table().into_iter().map(|e| e.name).collect();
+    let mut problems = Vec::new();
+    for row in &table {
+        let vs = variants(row);
+        match (&vs, not_covered_reason(row)) {
+            (Some(_), Some(_)) => problems.push(format!("{row} has a generator but is listed in NOT_COVERED")),
+            (None, None) => problems.push(format!("{row} has neither a problem generator nor an entry in NOT_COVERED")),
+            _ => {}
+        }
+        let (Some(vs), Some(entry)) = (vs, op_entry(row)) else { continue };
+        for d in entry.dtypes.iter() {
+            if !vs.iter().any(|v| v.dtype == d) {
+                problems.push(format!("{row} allows {d} but its generator has no variant for it"));
+            }
+        }
+    }
+    for (row, why) in NOT_COVERED {
+        if !table.iter().any(|t| t == row) && !FEATURE_ROWS.contains(row) {
+            problems.push(format!("NOT_COVERED lists {row}, which is not a row of the op table"));
+        }
+        if why.trim().is_empty() {
+            problems.push(format!("NOT_COVERED gives no reason for {row}"));
+        }
+    }
+    assert!(problems.is_empty(), "op-table coverage:\n{}", problems.join("\n"));
+}
+
+/// Cast covers every (from, to) pair.
+#[test]
+fn cast_covers_every_dtype_pair() {
+    let labels: Vec<String> = variants("Cast").unwrap().into_iter().map(|v| v.label).collect();
+    for from in DType::ALL {
+        for to in DType::ALL {
+            let l = format!("{}->{}", from.name(), to.name());
+            assert!(labels.contains(&l), "Cast has no variant {l}");
+        }
+    }
+}
+
+/// Every covered row has a named test above, and every named test a covered row.
+#[test]
+fn every_covered_row_has_a_named_test() {
+    let covered = covered_rows();
+    for row in &covered {
+        assert!(TESTED_ROWS.contains(&row.as_str()), "{row} has a generator but no named test in op_tests!");
+    }
+    for row in TESTED_ROWS {
+        assert!(covered.iter().any(|c| c == row), "op_tests! names {row}, which has no generator");
+    }
+}
+
+/// The generators produce valid graphs whose only outputs are the op under test, with inputs and
+/// params matching the graph's signature and a magnitude graph exactly where one is needed.
+#[test]
+fn generators_build_valid_problems() {
+    let samples = 10;
+    let mut runner = TestRunner::deterministic();
+    for row in covered_rows() {
+        for v in variants(&row).unwrap() {
+            for i in 0..samples {
+                let tree = v.strategy.new_tree(&mut runner).unwrap();
+                let p =
+                    tree.current().unwrap_or_else(|e| panic!("{row} [{}] sample {i}: generator error: {e}", v.label));
+                if let Err(msg) = check_problem(&row, v.dtype, &p) {
+                    panic!("{row} [{}] sample {i}: {msg}\n{p:?}", v.label);
+                }
+            }
+        }
+    }
+}
+
+fn check_problem(row: &str, dtype: DType, p: &Problem) -> Result<(), String> {
+    p.graph.validate().map_err(|e| format!("invalid graph: {e}"))?;
+    let sig = Signature::of(&p.graph);
+    let inputs: Vec<(&str, TensorView<'_>)> = p.inputs.iter().map(|(n, t)| (n.as_str(), t.view())).collect();
+    check_run_inputs(&sig, &inputs).map_err(|e| format!("inputs do not match the graph: {e}"))?;
+    if sig.params.len() != p.params.len() {
+        return Err(format!("{} params declared, {} given", sig.params.len(), p.params.len()));
+    }
+    for slot in &sig.params {
+        let (_, t) = p.params.iter().find(|(n, _)| *n == slot.name).ok_or(format!("param {} not given", slot.name))?;
+        check_slot(slot, &t.view(), &mut Vec::new()).map_err(|e| format!("param {}: {e}", slot.name))?;
+    }
+    let mut needs_m = false;
+    for o in p.graph.outputs() {
+        let node = p.graph.node(o.node);
+        if op_label(&node.op) != row {
+            return Err(format!("output {o} is a {} node, not {row}", op_label(&node.op)));
+        }
+        let main = match node.inputs.first() {
+            Some(v) => p.graph.value_type(*v).map(|t| t.dtype),
+            None => node.outputs.first().map(|t| t.dtype),
+        };
+        let main = if row.starts_with("Where") { node.outputs.first().map(|t| t.dtype) } else { main };
+        if main != Some(dtype) {
+            return Err(format!("the op's main dtype is {main:?}, the variant's {dtype}"));
+        }
+        let out = p.graph.value_type(*o).ok_or("missing output type")?;
+        needs_m |= tolerance_for(&node.op, out.dtype).1;
+        let n = out.shape.numel().ok_or("symbolic output")?;
+        if n > 300_000 {
+            return Err(format!("output of {n} elements exceeds the size budget"));
+        }
+    }
+    match (&p.magnitude, needs_m) {
+        (Some(m), true) => {
+            m.validate().map_err(|e| format!("invalid magnitude graph: {e}"))?;
+            check_run_inputs(&Signature::of(m), &inputs).map_err(|e| format!("magnitude graph inputs: {e}"))?;
+            if m.outputs().len() != p.graph.outputs().len() {
+                return Err("magnitude graph has a different number of outputs".into());
+            }
+        }
+        (None, false) => {}
+        (Some(_), false) => return Err("a magnitude graph for an op that is not magnitude-scaled".into()),
+        (None, true) => return Err("a magnitude-scaled op without a magnitude graph".into()),
+    }
+    Ok(())
+}

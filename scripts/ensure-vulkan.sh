@@ -4,8 +4,11 @@
 set -euo pipefail
 
 have_icd() {
-    ls /usr/share/vulkan/icd.d/*.json /etc/vulkan/icd.d/*.json /usr/local/share/vulkan/icd.d/*.json 2>/dev/null | grep -q . \
-        && ldconfig -p 2>/dev/null | grep -q 'libvulkan\.so\.1'
+    # (no `cmd | grep -q` here: with pipefail, grep's early exit would fail the pipeline)
+    local icds loader
+    icds=$(ls /usr/share/vulkan/icd.d/*.json /etc/vulkan/icd.d/*.json /usr/local/share/vulkan/icd.d/*.json 2>/dev/null || true)
+    loader=$( (ldconfig -p 2>/dev/null || /sbin/ldconfig -p 2>/dev/null || true) | grep 'libvulkan\.so\.1' || true)
+    [ -n "$icds" ] && [ -n "$loader" ]
 }
 
 if have_icd; then

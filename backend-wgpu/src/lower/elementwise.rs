@@ -25,6 +25,10 @@ pub fn lower(ctx: &LowerCtx<'_>) -> Result<Lowered> {
     let kind = kind(&ctx.node.op)?;
     let (out_dtype, out_dims) = &ctx.outputs[0];
     let in_dtypes: Vec<_> = ctx.inputs.iter().map(|(d, _)| *d).collect();
+    if kind == ElemKind::Cast && in_dtypes.first() == Some(out_dtype) {
+        // Cast to the same dtype is the identity on the bits (NaN payloads included): no work.
+        return Ok(Lowered::Alias(0));
+    }
     let Some(src) = module(kind, &in_dtypes, *out_dtype) else {
         bail!(Unsupported, "no GPU kernel for {kind:?} on {in_dtypes:?} -> {out_dtype}");
     };
@@ -36,6 +40,8 @@ pub fn lower(ctx: &LowerCtx<'_>) -> Result<Lowered> {
     let strides: Vec<Vec<usize>> = ctx.inputs.iter().map(|(_, d)| broadcast_strides(d, out_dims)).collect();
     let (dims, strides) = collapse(out_dims, &strides);
     let mut params = Vec::new();
+    // Word 2 (`pad0`) must stay 0: the shaders use it as an opaque zero (see
+    // `shaders::elementwise`), which keeps drivers from folding error-free transformations.
     push_u32_array(&mut params, &[n, dims.len(), 0, 0], 1)?;
     push_u32_array(&mut params, &dims, 2)?;
     for k in 0..3 {
@@ -50,4 +56,77 @@ pub fn lower(ctx: &LowerCtx<'_>) -> Result<Lowered> {
     }
     kernels.push(map);
     Ok(Lowered::Kernels { temps: vec![], kernels })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::device::DeviceCaps;
+    use backend_api::op::BinaryOp;
+    use backend_api::{DType, Node, NodeId, TensorType, Value};
+
+    fn caps() -> DeviceCaps {
+        DeviceCaps { description: "test".into(), f64: true, i64: true, limits: wgpu::Limits::default() }
+    }
+
+    fn lower_node(op: Op, ins: &[(DType, &[usize])], out: (DType, &[usize])) -> Lowered {
+        let node = Node {
+            op,
+            inputs: (0..ins.len()).map(|k| Value::first(NodeId(k))).collect(),
+            outputs: vec![TensorType::new(out.0, out.1)],
+        };
+        let caps = caps();
+        let ctx = LowerCtx {
+            node: &node,
+            inputs: ins.iter().map(|(d, s)| (*d, s.to_vec())).collect(),
+            outputs: vec![(out.0, out.1.to_vec())],
+            caps: &caps,
+        };
+        lower(&ctx).unwrap()
+    }
+
+    fn words_of(params: &[u8]) -> Vec<u32> {
+        params.chunks_exact(4).map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect()
+    }
+
+    #[test]
+    fn same_dtype_cast_is_an_alias() {
+        let l = lower_node(Op::Cast { to: DType::F16 }, &[(DType::F16, &[5])], (DType::F16, &[5]));
+        assert!(matches!(l, Lowered::Alias(0)));
+    }
+
+    #[test]
+    fn packed_outputs_are_zeroed_first_and_empty_outputs_do_nothing() {
+        let Lowered::Kernels { kernels, .. } =
+            lower_node(Op::Cast { to: DType::U8 }, &[(DType::F32, &[7])], (DType::U8, &[7]))
+        else {
+            panic!("expected kernels");
+        };
+        assert_eq!(kernels.len(), 2);
+        assert_eq!(kernels[0].bindings, vec![(Buf::Out(0), BindKind::Write)]);
+        let Lowered::Kernels { kernels, .. } =
+            lower_node(Op::Cast { to: DType::U8 }, &[(DType::F32, &[0, 3])], (DType::U8, &[0, 3]))
+        else {
+            panic!("expected kernels");
+        };
+        assert!(kernels.is_empty());
+    }
+
+    #[test]
+    fn broadcast_strides_and_the_opaque_zero() {
+        let op = Op::Binary(BinaryOp::Add);
+        let Lowered::Kernels { kernels, .. } =
+            lower_node(op, &[(DType::F32, &[3, 1]), (DType::F32, &[4])], (DType::F32, &[3, 4]))
+        else {
+            panic!("expected kernels");
+        };
+        assert_eq!(kernels.len(), 1);
+        let w = words_of(&kernels[0].params);
+        // n, rank, pad0 (always 0: the shaders' opaque zero), pad1
+        assert_eq!(&w[..4], &[12, 2, 0, 0]);
+        assert_eq!(&w[4..6], &[3, 4]);
+        assert_eq!(&w[12..14], &[1, 0]);
+        assert_eq!(&w[20..22], &[0, 1]);
+        assert_eq!(kernels[0].grid, Grid::Threads(12));
+    }
 }

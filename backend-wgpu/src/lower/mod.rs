@@ -5,9 +5,12 @@
 //! node's inputs, then its outputs, then scratch buffers, in the order the kernel lists them.
 
 mod elementwise;
+mod indexing;
 mod linalg;
 mod movement;
 mod norm;
+mod ordering;
+mod random;
 mod reduce;
 
 use crate::device::DeviceCaps;
@@ -113,18 +116,18 @@ pub fn lower(ctx: &LowerCtx<'_>) -> Result<Lowered> {
         Op::Reduce(_) => reduce::lower(ctx),
         Op::MatMul | Op::DotGeneral(_) | Op::FusedMatMulBiasAct { .. } => linalg::lower(ctx),
         Op::Softmax { .. } | Op::LogSoftmax { .. } | Op::LayerNorm(_) | Op::RmsNorm(_) => norm::lower(ctx),
-        Op::Gather(_)
-        | Op::ScatterAdd(_)
-        | Op::GatherBackward(_)
-        | Op::ArgMax(_)
+        Op::Gather(_) | Op::ScatterAdd(_) | Op::GatherBackward(_) => indexing::lower(ctx),
+        Op::ArgMax(_)
         | Op::ArgMin(_)
         | Op::TopK(_)
         | Op::Cumsum(_)
         | Op::CumsumBackward(_)
-        | Op::GroupedMatMul(_)
+        | Op::SoftmaxCrossEntropy(_)
+        | Op::SoftmaxCrossEntropyBackward(_) => ordering::lower(ctx),
+        Op::RngBits(_) | Op::RngUniform(_) | Op::RngNormal(_) | Op::Sample(_) => random::lower(ctx),
+        Op::GroupedMatMul(_)
         | Op::QuantMatMul(_)
         | Op::QuantGroupedMatMul(_)
-        | Op::SoftmaxCrossEntropy(_)
         | Op::GroupNorm(_)
         | Op::LayerNorm2d(_)
         | Op::FusedResidualLayerNorm(_)
@@ -148,10 +151,6 @@ pub fn lower(ctx: &LowerCtx<'_>) -> Result<Lowered> {
         | Op::Fft(_)
         | Op::LogMel(_)
         | Op::WelchPeaks(_)
-        | Op::RngBits(_)
-        | Op::RngUniform(_)
-        | Op::RngNormal(_)
-        | Op::Sample(_)
         | Op::If(_)
         | Op::While(_)
         | Op::ElementwiseRegion(_)
@@ -160,7 +159,6 @@ pub fn lower(ctx: &LowerCtx<'_>) -> Result<Lowered> {
         | Op::Custom(_)
         | Op::LayerNormBackward(_)
         | Op::RmsNormBackward(_)
-        | Op::SoftmaxCrossEntropyBackward(_)
         | Op::LogMelBackward(_) => unsupported(),
         #[cfg(feature = "splat")]
         Op::GaussianSplatPrepare(_)

@@ -4,10 +4,13 @@
 pub mod cast;
 pub mod domains;
 pub mod elementwise;
+pub mod indexing;
 pub mod leaves;
 pub mod linalg;
 pub mod movement;
 pub mod norm;
+pub mod ordering;
+pub mod random;
 pub mod reduce;
 
 use crate::problem::{Generated, LeafKind};
@@ -37,6 +40,9 @@ pub fn variants(row: &str) -> Option<Vec<Variant>> {
         .or_else(|| reduce::variants(row))
         .or_else(|| linalg::variants(row))
         .or_else(|| norm::variants(row))
+        .or_else(|| indexing::variants(row))
+        .or_else(|| ordering::variants(row))
+        .or_else(|| random::variants(row))
 }
 
 /// One variant per dtype of the row's table entry, each from `strategy(dtype)`.

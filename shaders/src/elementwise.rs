@@ -1,9 +1,28 @@
 //! Variants of the elementwise family: one expression per (op, dtype), rendered into
-//! `elementwise.wgsl` with the tensor bindings.
+//! `elementwise.wgsl` with the tensor bindings, plus the helper files the variant needs.
+//!
+//! Expressions are built per register class (`Class`): F32/F16/BF16 compute in f32, I32/I8 in
+//! i32, U32/U8/Bool in u32, and F64, I64, C64 in their own types. Helper functions follow the
+//! naming `<op>_<class>` (`exp_f32`, `div_i64`, `mul_c64`, ...) in `math*.wgsl`, and conversions
+//! live in `cast*.wgsl`. Files needing SHADER_F64 / SHADER_INT64 are included only by variants
+//! that touch F64 / I64, so that other variants run on devices without those features.
 
-use crate::{render, tensor_binding, Access, COMMON, ELEMENTWISE, MATH};
+mod binary;
+mod cast;
+mod unary;
+
+use crate::{
+    render, tensor_binding, Access, CAST, CAST_F64, CAST_I64, COMMON, ELEMENTWISE, MATH, MATH64, MATH_I64, MATH_INT,
+};
 use backend_api::op::{BinaryOp, CompareOp, UnaryOp};
 use backend_api::DType;
+
+/// A u32 that is always 0 but unknown to the shader compiler: the template's `p.pad0`, which the
+/// lowering (`backend-wgpu/src/lower/elementwise.rs`) writes as 0. Error-free float transformations
+/// (TwoSum in `mul_c64`/`div_c64`) pass their intermediates through it, because drivers rewrite
+/// float expressions algebraically (Mesa folds TwoSum's error term to 0) and WGSL cannot mark an
+/// expression exact.
+const OPAQUE_ZERO: &str = "p.pad0";
 
 /// Which elementwise op a variant computes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -22,21 +41,106 @@ pub enum ElemKind {
     Cast,
 }
 
+/// How values of a dtype live in registers, which picks the helper functions.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Class {
+    /// F32, F16, BF16 (f32 registers).
+    F32,
+    /// F64.
+    F64,
+    /// I32, I8 (i32 registers).
+    I32,
+    /// U32, U8 (u32 registers).
+    U32,
+    /// I64.
+    I64,
+    /// Bool (u32 0/1).
+    Bool,
+    /// C64 (vec2<f32>).
+    C64,
+}
+
+impl Class {
+    fn of(d: DType) -> Class {
+        match d {
+            DType::F32 | DType::F16 | DType::BF16 => Class::F32,
+            DType::F64 => Class::F64,
+            DType::I32 | DType::I8 => Class::I32,
+            DType::U32 | DType::U8 => Class::U32,
+            DType::I64 => Class::I64,
+            DType::Bool => Class::Bool,
+            DType::C64 => Class::C64,
+        }
+    }
+
+    /// The suffix of this class's helper functions.
+    fn suffix(self) -> &'static str {
+        match self {
+            Class::F32 => "f32",
+            Class::F64 => "f64",
+            Class::I32 => "i32",
+            Class::U32 => "u32",
+            Class::I64 => "i64",
+            Class::Bool => "bool",
+            Class::C64 => "c64",
+        }
+    }
+
+    fn is_float(self) -> bool {
+        matches!(self, Class::F32 | Class::F64)
+    }
+}
+
 /// The WGSL expression of `kind` over operands `a`, `b`, `c` (register types of `ins`), producing
-/// the register type of `out`; `None` when this (op, dtype) has no GPU expression yet.
+/// the register type of `out`; `None` when the spec does not define this (op, dtypes) combination.
+///
+/// Expressions call only the helper files (`COMMON`, `MATH`, `MATH_INT`, plus `MATH_I64` /
+/// `MATH64` for I64 / F64 and the `CAST*` files for Cast), so other families may embed them (the
+/// matmul epilogue embeds Unary ones). Exception: C64 `Mul`/`Div` also read `OPAQUE_ZERO`
+/// (`p.pad0`) from the elementwise template's params.
 pub fn expr(kind: ElemKind, ins: &[DType], out: DType) -> Option<String> {
     let d = *ins.first()?;
-    let s = match (kind, d) {
-        (ElemKind::Unary(UnaryOp::Exp), DType::F32 | DType::F16 | DType::BF16) => "exp_f32(a)".to_string(),
-        (ElemKind::Unary(UnaryOp::Relu), DType::F32 | DType::F16 | DType::BF16) => "relu_f32(a)".to_string(),
-        (ElemKind::Binary(BinaryOp::Add), DType::F32 | DType::F16 | DType::BF16 | DType::I32 | DType::U32) => {
-            "a + b".to_string()
+    let same = |n: usize| ins.len() == n && ins.iter().all(|&x| x == d);
+    match kind {
+        ElemKind::Unary(op) if same(1) && out == d => unary::expr(op, d),
+        ElemKind::Binary(op) if same(2) && out == d => binary::expr(op, d),
+        ElemKind::Compare(op) if same(2) && out == DType::Bool => binary::compare(op, d),
+        ElemKind::Where if ins.len() == 3 && d == DType::Bool && ins[1] == out && ins[2] == out => {
+            Some("select(c, b, a != 0u)".to_string())
         }
-        (ElemKind::Binary(BinaryOp::Max), DType::F32 | DType::F16 | DType::BF16) => "max_f32(a, b)".to_string(),
-        _ => return None,
-    };
-    let _ = out;
-    Some(s)
+        ElemKind::Fma if same(3) && out == d && d.is_float() => Some("fma(a, b, c)".to_string()),
+        ElemKind::Cast if ins.len() == 1 => Some(cast::expr(d, out)),
+        ElemKind::Unary(_)
+        | ElemKind::Binary(_)
+        | ElemKind::Compare(_)
+        | ElemKind::Where
+        | ElemKind::Fma
+        | ElemKind::Cast => None,
+    }
+}
+
+/// The helper files a variant needs, in dependency order. F64 and I64 code is only included when
+/// the variant touches those dtypes (it needs device features).
+fn helpers(kind: ElemKind, ins: &[DType], out: DType) -> Vec<&'static str> {
+    let uses = |d: DType| out == d || ins.contains(&d);
+    let (f64_, i64_) = (uses(DType::F64), uses(DType::I64));
+    let mut parts = vec![COMMON, MATH, MATH_INT];
+    if i64_ {
+        parts.push(MATH_I64);
+    }
+    if f64_ {
+        parts.push(MATH64);
+    }
+    if kind == ElemKind::Cast {
+        parts.push(CAST);
+        if i64_ || f64_ {
+            parts.push(CAST_I64);
+        }
+        if f64_ {
+            parts.push(CAST_F64);
+        }
+    }
+    parts
 }
 
 /// Renders the complete module of one variant; `None` when [`expr`] has none.
@@ -47,9 +151,14 @@ pub fn module(kind: ElemKind, ins: &[DType], out: DType) -> Option<Result<String
     let mut loads = String::new();
     for (k, &d) in ins.iter().enumerate() {
         tensors += &tensor_binding(&format!("x{k}"), 1 + k as u32, d, Access::Read);
-        loads += &format!("let {} = ld_x{k}(i{k});\n    ", names[k]);
+        loads += &format!("let {} = ld_x{k}(i{k});\n    ", names.get(k)?);
     }
     tensors += &tensor_binding("out", 1 + ins.len() as u32, out, Access::Write);
     let body = format!("{loads}st_out(e, {e});");
-    Some(render(ELEMENTWISE, &[("TENSORS", &tensors), ("BODY", &body)]).map(|m| crate::module(&[COMMON, MATH, &m])))
+    let rendered = render(ELEMENTWISE, &[("TENSORS", &tensors), ("BODY", &body)]);
+    Some(rendered.map(|m| {
+        let mut parts: Vec<&str> = helpers(kind, ins, out);
+        parts.push(&m);
+        crate::module(&parts)
+    }))
 }

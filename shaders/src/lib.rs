@@ -18,6 +18,18 @@ use backend_api::DType;
 pub const COMMON: &str = include_str!("wgsl/common.wgsl");
 /// Scalar maths with the spec's special values (pow, fmod, erf, …).
 pub const MATH: &str = include_str!("wgsl/math.wgsl");
+/// 32-bit integer (I32/U32/I8/U8) and C64 helpers: division rules, pow, complex mul/div.
+pub const MATH_INT: &str = include_str!("wgsl/math_int.wgsl");
+/// I64 helpers (needs SHADER_INT64).
+pub const MATH_I64: &str = include_str!("wgsl/math_i64.wgsl");
+/// f64 maths: exp, log, trig, erf, pow, fmod, … written out (needs SHADER_F64 and SHADER_INT64).
+pub const MATH64: &str = include_str!("wgsl/math64.wgsl");
+/// Cast conversions between 32-bit registers (single rounding, saturation).
+pub const CAST: &str = include_str!("wgsl/cast.wgsl");
+/// Cast conversions with I64 (needs SHADER_INT64).
+pub const CAST_I64: &str = include_str!("wgsl/cast_i64.wgsl");
+/// Cast conversions with F64 (needs SHADER_F64 and SHADER_INT64; uses `MATH64`, `CAST_I64`).
+pub const CAST_F64: &str = include_str!("wgsl/cast_f64.wgsl");
 /// Broadcasting elementwise map over up to three inputs (Unary, Binary, Compare, Where, Fma, Cast).
 pub const ELEMENTWISE: &str = include_str!("wgsl/elementwise.wgsl");
 /// Fills a byte range with zeros (before packed atomic stores).
@@ -137,9 +149,12 @@ pub fn module(parts: &[&str]) -> String {
 }
 
 pub mod elementwise;
+pub mod indexing;
 pub mod matmul;
 pub mod movement;
 pub mod norm;
+pub mod ordering;
+pub mod random;
 pub mod reduce;
 
 /// The zero-fill kernel module.

@@ -1,5 +1,33 @@
-// Scalar maths with the special values the spec demands where WGSL built-ins leave results
-// undefined (log(0), sqrt(-x), inverseSqrt(0), NaN in max/min, ...).
+// Scalar f32 maths with the special values the spec demands where WGSL built-ins leave results
+// undefined (log(0), sqrt(-x), inverseSqrt(0), NaN in max/min, tanh overflow, pow of a negative
+// base, ...). Special values are decided with bit tests, so that a driver that flushes subnormals
+// or optimises comparisons cannot change them. Built-ins are used only where Vulkan's precision
+// is enough for the op's tolerance class (exp, log, sqrt, division on a reduced range); tanh, sin,
+// cos, tan, atan and erf are written here because driver versions are either too inaccurate or
+// undefined outside a small range. Every function works for F16/BF16 too (computed in f32 and
+// rounded on store). Naming: <op>_f32.
+
+const F32_PI_2: f32 = 1.5707963267948966;
+const F32_PI_4: f32 = 0.7853981633974483;
+
+fn f32_copysign(x: f32, s: f32) -> f32 {
+    return bitcast<f32>((bitcast<u32>(x) & 0x7fffffffu) | (bitcast<u32>(s) & 0x80000000u));
+}
+
+// True for -0 and every negative value (and NaNs with the sign bit).
+fn f32_signbit(x: f32) -> bool {
+    return (bitcast<u32>(x) >> 31u) != 0u;
+}
+
+// +0 or -0 (by bits: a flushed subnormal is not zero here).
+fn f32_is_zero(x: f32) -> bool {
+    return (bitcast<u32>(x) & 0x7fffffffu) == 0u;
+}
+
+fn f32_is_subnormal(x: f32) -> bool {
+    let b = bitcast<u32>(x);
+    return (b & 0x7f800000u) == 0u && (b & 0x7fffffu) != 0u;
+}
 
 // NaN-propagating maximum with max(-0, +0) = +0 (numpy maximum).
 fn max_f32(a: f32, b: f32) -> f32 {
@@ -23,22 +51,600 @@ fn min_f32(a: f32, b: f32) -> f32 {
     return select(b, a, a < b);
 }
 
+// x if x > 0, else +0; NaN stays NaN. By bits, so subnormals keep their value.
 fn relu_f32(x: f32) -> f32 {
     if (f32_is_nan(x)) {
         return x;
     }
-    return select(0.0, x, x > 0.0);
+    return select(x, 0.0, f32_signbit(x));
 }
 
+fn neg_f32(x: f32) -> f32 {
+    return bitcast<f32>(bitcast<u32>(x) ^ 0x80000000u);
+}
+
+fn abs_f32(x: f32) -> f32 {
+    return bitcast<f32>(bitcast<u32>(x) & 0x7fffffffu);
+}
+
+// +1 / -1, keeping ±0 and NaN.
+fn sign_f32(x: f32) -> f32 {
+    if (f32_is_nan(x) || f32_is_zero(x)) {
+        return x;
+    }
+    return select(1.0, -1.0, f32_signbit(x));
+}
+
+// e^x; overflow to +inf and underflow to 0 decided here, not by the driver.
 fn exp_f32(x: f32) -> f32 {
     if (f32_is_nan(x)) {
         return x;
     }
-    if (x > 88.8) {
+    if (x > 88.72284) {
         return f32_inf(false);
     }
     if (x < -104.0) {
         return 0.0;
     }
     return exp(x);
+}
+
+// e^x - 1 without cancellation near 0 (Taylor series to x^7 for |x| < 0.35, error < 2e-8).
+fn expm1_f32(x: f32) -> f32 {
+    if (abs(x) < 0.35) {
+        var s = 1.0;
+        for (var n = 7; n >= 2; n = n - 1) {
+            s = 1.0 + s * x / f32(n);
+        }
+        return x * s;
+    }
+    return exp_f32(x) - 1.0;
+}
+
+// ln x; subnormal inputs are rescaled by integer ops (a driver may flush them to 0).
+fn log_f32(x: f32) -> f32 {
+    if (f32_is_nan(x)) {
+        return x;
+    }
+    if (f32_is_zero(x)) {
+        return f32_inf(true);
+    }
+    if (f32_signbit(x)) {
+        return f32_nan();
+    }
+    if (f32_is_inf(x)) {
+        return x;
+    }
+    if (f32_is_subnormal(x)) {
+        // x = m * 2^-149 with m an integer below 2^23
+        return log(f32(bitcast<u32>(x))) - 103.27892990343185;
+    }
+    return log(x);
+}
+
+// ln(1 + t) for t in [0, 1]: 2 atanh(s), s = t / (2 + t) <= 1/3, odd series to s^15 (< 2e-9).
+fn log1p_unit_f32(t: f32) -> f32 {
+    let s = t / (2.0 + t);
+    let z = s * s;
+    var p = 1.0 / 15.0;
+    for (var n = 6; n >= 0; n = n - 1) {
+        p = 1.0 / f32(2 * n + 1) + z * p;
+    }
+    return 2.0 * s * p;
+}
+
+fn sqrt_f32(x: f32) -> f32 {
+    if (f32_is_nan(x) || f32_is_zero(x)) {
+        return x;
+    }
+    if (f32_signbit(x)) {
+        return f32_nan();
+    }
+    if (f32_is_inf(x)) {
+        return x;
+    }
+    if (f32_is_subnormal(x)) {
+        // x = (2m) 2^-150, sqrt = sqrt(2m) 2^-75
+        return sqrt(f32(bitcast<u32>(x) * 2u)) * bitcast<f32>(0x1a000000u);
+    }
+    return sqrt(x);
+}
+
+// 1/sqrt(x) as a correctly rounded sqrt and a division (inverseSqrt may be a rough estimate).
+fn rsqrt_f32(x: f32) -> f32 {
+    if (f32_is_nan(x)) {
+        return x;
+    }
+    if (f32_is_zero(x)) {
+        return f32_inf(f32_signbit(x));
+    }
+    if (f32_signbit(x)) {
+        return f32_nan();
+    }
+    if (f32_is_inf(x)) {
+        return 0.0;
+    }
+    if (f32_is_subnormal(x)) {
+        return (1.0 / sqrt(f32(bitcast<u32>(x) * 2u))) * bitcast<f32>(0x65000000u);
+    }
+    return 1.0 / sqrt(x);
+}
+
+fn reciprocal_f32(x: f32) -> f32 {
+    if (f32_is_nan(x)) {
+        return x;
+    }
+    if (f32_is_zero(x)) {
+        return f32_inf(f32_signbit(x));
+    }
+    if (f32_is_inf(x)) {
+        return f32_copysign(0.0, x);
+    }
+    return 1.0 / x;
+}
+
+// IEEE a / b with the special cases decided explicitly (some drivers divide as a * (1/b)).
+fn div_f32(a: f32, b: f32) -> f32 {
+    if (f32_is_nan(a) || f32_is_nan(b)) {
+        return f32_nan();
+    }
+    let neg = f32_signbit(a) != f32_signbit(b);
+    if (f32_is_zero(b)) {
+        return select(f32_inf(neg), f32_nan(), f32_is_zero(a));
+    }
+    if (f32_is_inf(b)) {
+        return select(bitcast<f32>(select(0u, 0x80000000u, neg)), f32_nan(), f32_is_inf(a));
+    }
+    if (f32_is_inf(a)) {
+        return f32_inf(neg);
+    }
+    return a / b;
+}
+
+// 1 / (1 + e^-x), in the form that never overflows.
+fn sigmoid_f32(x: f32) -> f32 {
+    if (f32_is_nan(x)) {
+        return x;
+    }
+    if (x >= 0.0) {
+        return 1.0 / (1.0 + exp_f32(-x));
+    }
+    let e = exp_f32(x);
+    return e / (1.0 + e);
+}
+
+// x * sigmoid(x); the limit at -inf is 0 (not -inf * 0).
+fn silu_f32(x: f32) -> f32 {
+    if (f32_is_nan(x)) {
+        return x;
+    }
+    if (x >= 0.0) {
+        return x / (1.0 + exp_f32(-x));
+    }
+    let e = exp_f32(x);
+    return select(x * e / (1.0 + e), 0.0, f32_is_inf(x));
+}
+
+// tanh |x| = -t / (2 + t), t = e^(-2|x|) - 1: no overflow, no cancellation near 0.
+fn tanh_f32(x: f32) -> f32 {
+    if (f32_is_nan(x)) {
+        return x;
+    }
+    let ax = abs(x);
+    if (ax > 9.5) {
+        return f32_copysign(1.0, x);
+    }
+    let t = expm1_f32(-2.0 * ax);
+    return f32_copysign(-t / (2.0 + t), x);
+}
+
+// max(x, 0) + ln(1 + e^-|x|).
+fn softplus_f32(x: f32) -> f32 {
+    if (f32_is_nan(x)) {
+        return x;
+    }
+    return max(x, 0.0) + log1p_unit_f32(exp_f32(-abs(x)));
+}
+
+// erf(a) for 0 <= a < 2.5: (2/sqrt(pi)) e^(-a^2) sum_n 2^n a^(2n+1) / (1 3 ... (2n+1)), a series of
+// positive terms (no cancellation), summed until the terms no longer matter.
+fn erf_series_f32(a: f32) -> f32 {
+    let a2 = a * a;
+    var term = a;
+    var sum = a;
+    for (var n = 1; n < 40; n = n + 1) {
+        term = term * 2.0 * a2 / f32(2 * n + 1);
+        sum = sum + term;
+        if (term < sum * 1e-8) {
+            break;
+        }
+    }
+    return 1.1283791670955126 * exp_f32(-a2) * sum;
+}
+
+// erfc(a) for a >= 1.5: e^(-a^2)/sqrt(pi) / (a + (1/2)/(a + 1/(a + (3/2)/(a + ...)))), evaluated
+// backwards from `levels` levels (32 levels: relative error < 2e-9 at a = 1.5, less beyond).
+fn erfc_cf_f32(a: f32, levels: i32) -> f32 {
+    if (a > 10.5) {
+        return 0.0;
+    }
+    var f = a;
+    for (var k = levels; k >= 1; k = k - 1) {
+        f = a + (0.5 * f32(k)) / f;
+    }
+    return exp_f32(-a * a) / (f * 1.7724538509055159);
+}
+
+fn erf_f32(x: f32) -> f32 {
+    if (f32_is_nan(x)) {
+        return x;
+    }
+    return f32_copysign(erf_series_or_one_f32(abs(x)), x);
+}
+
+// erfc(a) for a >= 0, relatively accurate in the tail (1 - erf only while erfc > 0.03).
+fn erfc_pos_f32(a: f32) -> f32 {
+    if (a < 1.5) {
+        return 1.0 - erf_series_f32(a);
+    }
+    return erfc_cf_f32(a, 32);
+}
+
+// 0.5 x (1 + erf(x / sqrt 2)) = 0.5 x erfc(-x / sqrt 2); the tail form for x < 0 keeps relative
+// accuracy, and the limits at ±inf are exact.
+fn gelu_f32(x: f32) -> f32 {
+    if (f32_is_nan(x) || x == f32_inf(false)) {
+        return x;
+    }
+    if (x == f32_inf(true)) {
+        return 0.0;
+    }
+    let u = x * 0.7071067811865476;
+    if (x >= 0.0) {
+        return 0.5 * x * (1.0 + erf_series_or_one_f32(u));
+    }
+    return 0.5 * x * erfc_pos_f32(-u);
+}
+
+// erf(a) for a >= 0 (series, or 1 - the continued fraction).
+fn erf_series_or_one_f32(a: f32) -> f32 {
+    if (a < 2.5) {
+        return erf_series_f32(a);
+    }
+    return 1.0 - erfc_cf_f32(a, 16);
+}
+
+// 0.5 x (1 + tanh u) = x sigmoid(2u), u = sqrt(2/pi) (x + 0.044715 x^3): no cancellation for
+// large negative x; an overflowing u gives sigmoid 0 or 1, never NaN.
+fn gelu_approx_f32(x: f32) -> f32 {
+    if (f32_is_nan(x) || x == f32_inf(false)) {
+        return x;
+    }
+    if (x == f32_inf(true)) {
+        return 0.0;
+    }
+    let u = 0.7978845608028654 * (x + 0.044715 * x * x * x);
+    return x * sigmoid_f32(2.0 * u);
+}
+
+// Round half to even, floor, ceil: identity for |x| >= 2^23, NaN and inf; the sign of the input
+// is kept on the result (round(-0.4) = -0, ceil(-0.5) = -0) whatever the driver does with zeros.
+fn round_f32(x: f32) -> f32 {
+    if (!(abs(x) < 8388608.0)) {
+        return x;
+    }
+    return f32_copysign(round(x), x);
+}
+
+fn floor_f32(x: f32) -> f32 {
+    if (!(abs(x) < 8388608.0)) {
+        return x;
+    }
+    return f32_copysign(floor(x), x);
+}
+
+fn ceil_f32(x: f32) -> f32 {
+    if (!(abs(x) < 8388608.0)) {
+        return x;
+    }
+    return f32_copysign(ceil(x), x);
+}
+
+// Taylor polynomials of sin and cos on |r| <= pi/4 (errors below 2e-9).
+fn sin_poly_f32(r: f32) -> f32 {
+    let z = r * r;
+    var p = 1.0;
+    for (var n = 5; n >= 1; n = n - 1) {
+        p = 1.0 - z * p / f32((2 * n) * (2 * n + 1));
+    }
+    return r * p;
+}
+
+fn cos_poly_f32(r: f32) -> f32 {
+    let z = r * r;
+    var p = 1.0;
+    for (var n = 6; n >= 1; n = n - 1) {
+        p = 1.0 - z * p / f32((2 * n - 1) * (2 * n));
+    }
+    return p;
+}
+
+// 2/pi as a binary fraction, 32 bits per word, most significant first: 1152 bits, enough for a
+// 128-bit window after the largest f64 exponent (Payne-Hanek reduction below).
+var<private> TWO_OVER_PI: array<u32, 36> = array<u32, 36>(
+    0xa2f9836eu, 0x4e441529u, 0xfc2757d1u, 0xf534ddc0u, 0xdb629599u, 0x3c439041u,
+    0xfe5163abu, 0xdebbc561u, 0xb7246e3au, 0x424dd2e0u, 0x06492eeau, 0x09d1921cu,
+    0xfe1deb1cu, 0xb129a73eu, 0xe88235f5u, 0x2ebb4484u, 0xe99c7026u, 0xb45f7e41u,
+    0x3991d639u, 0x835339f4u, 0x9c845f8bu, 0xbdf9283bu, 0x1ff897ffu, 0xde05980fu,
+    0xef2f118bu, 0x5a0a6d1fu, 0x6d367ecfu, 0x27cb09b7u, 0x4f463f66u, 0x9e5fea2du,
+    0x7527bac7u, 0xebe5f17bu, 0x3d0739f7u, 0x8a5292eau, 0x6bfb5fb1u, 0x1f8d5d08u,
+);
+
+fn two_over_pi_word(j: i32) -> u32 {
+    if (j < 0 || j >= 36) {
+        return 0u;
+    }
+    return TWO_OVER_PI[j];
+}
+
+// 32 bits of 2/pi from fraction bit `start` on (bit 1 is the first; positions <= 0 are the zero
+// integer part).
+fn two_over_pi_bits(start: i32) -> u32 {
+    let p = start - 1;
+    if (p <= -32) {
+        return 0u;
+    }
+    if (p < 0) {
+        return two_over_pi_word(0) >> u32(-p);
+    }
+    let w = p >> 5u;
+    let o = u32(p & 31);
+    if (o == 0u) {
+        return two_over_pi_word(w);
+    }
+    return (two_over_pi_word(w) << o) | (two_over_pi_word(w + 1) >> (32u - o));
+}
+
+// The 64-bit product a b as (low word, high word), from 16-bit halves.
+fn mul_u32_wide(a: u32, b: u32) -> vec2<u32> {
+    let a0 = a & 0xffffu;
+    let a1 = a >> 16u;
+    let b0 = b & 0xffffu;
+    let b1 = b >> 16u;
+    let p00 = a0 * b0;
+    let p01 = a0 * b1;
+    let p10 = a1 * b0;
+    let mid = (p00 >> 16u) + (p01 & 0xffffu) + (p10 & 0xffffu);
+    return vec2<u32>((p00 & 0xffffu) | (mid << 16u), a1 * b1 + (p01 >> 16u) + (p10 >> 16u) + (mid >> 16u));
+}
+
+// Adds v at word k of a little-endian 128-bit accumulator, carrying upwards (mod 2^128).
+fn add_at_u128(acc: ptr<function, array<u32, 4>>, k: i32, v: u32) {
+    var carry = v;
+    for (var t = k; t < 4 && carry != 0u; t = t + 1) {
+        let s = (*acc)[t] + carry;
+        carry = select(0u, 1u, s < carry);
+        (*acc)[t] = s;
+    }
+}
+
+// x (2/pi) = k + f with f in [-1/2, 1/2]: q = k mod 4, and |f| = (w.x 2^96 + w.y 2^64 + w.z 2^32
+// + w.w) 2^-126 (w.x < 2^30), negative when neg.
+struct PiO2Reduced {
+    q: u32,
+    neg: bool,
+    w: vec4<u32>,
+}
+
+// Payne-Hanek reduction of x = (mh 2^32 + ml) 2^e, exact in integer arithmetic: the bits of 2/pi
+// whose products with the integer significand are multiples of 4 are skipped, the next 128 bits
+// are multiplied in (mod 2^128). Valid for any finite f32 or f64 (significand below 2^64).
+fn pio2_reduce(mh: u32, ml: u32, e: i32) -> PiO2Reduced {
+    let s = e - 1;
+    let c = array<u32, 4>(two_over_pi_bits(s + 96), two_over_pi_bits(s + 64), two_over_pi_bits(s + 32), two_over_pi_bits(s));
+    let m = array<u32, 2>(ml, mh);
+    var acc = array<u32, 4>(0u, 0u, 0u, 0u);
+    for (var i = 0; i < 2; i = i + 1) {
+        for (var j = 0; i + j < 4; j = j + 1) {
+            let p = mul_u32_wide(m[i], c[j]);
+            add_at_u128(&acc, i + j, p.x);
+            if (i + j < 3) {
+                add_at_u128(&acc, i + j + 1, p.y);
+            }
+        }
+    }
+    var r: PiO2Reduced;
+    r.q = acc[3] >> 30u;
+    r.neg = ((acc[3] >> 29u) & 1u) == 1u;
+    var w = vec4<u32>(acc[3] & 0x3fffffffu, acc[2], acc[1], acc[0]);
+    if (r.neg) {
+        // |f| = 1 - fraction: the two's complement of the 126 fraction bits
+        w = ~w;
+        w.w = w.w + 1u;
+        let c1 = select(0u, 1u, w.w == 0u);
+        w.z = w.z + c1;
+        let c2 = select(0u, 1u, c1 == 1u && w.z == 0u);
+        w.y = w.y + c2;
+        let c3 = select(0u, 1u, c2 == 1u && w.y == 0u);
+        w.x = (w.x + c3) & 0x3fffffffu;
+        r.q = (r.q + 1u) & 3u;
+    }
+    r.w = w;
+    return r;
+}
+
+// x = k pi/2 + r, |r| <= pi/4: returns (r, k mod 4). For |x| < 1e5, pi/2 is split in four parts,
+// the first three of 8 bits, so that k * part is exact (|k| < 2^16; absolute error ~|x| 2^-40);
+// larger |x| use the exact Payne-Hanek reduction (driver sin/cos are not usable there).
+fn trig_reduce_f32(x: f32) -> vec2<f32> {
+    if (abs(x) < 100000.0) {
+        let k = round(x * 0.6366197723675814);
+        let r = (((x - k * 1.5703125) - k * 0.000484466552734375) - k * -6.407499313354492e-07) - k * 9.92093629470503e-10;
+        return vec2<f32>(r, f32(i32(k) & 3));
+    }
+    let b = bitcast<u32>(x) & 0x7fffffffu;
+    let red = pio2_reduce(0u, (b & 0x7fffffu) | 0x800000u, i32(b >> 23u) - 150);
+    // |f| from its words, smallest first (positive terms: ~1 ulp whatever the magnitude)
+    let f = ((f32(red.w.w) * bitcast<f32>(0x00800000u) + f32(red.w.z) * bitcast<f32>(0x10800000u))
+        + f32(red.w.y) * bitcast<f32>(0x20800000u)) + f32(red.w.x) * bitcast<f32>(0x30800000u);
+    var r = select(f, -f, red.neg) * F32_PI_2;
+    var q = red.q;
+    if (x < 0.0) {
+        r = -r;
+        q = (4u - q) & 3u;
+    }
+    return vec2<f32>(r, f32(q));
+}
+
+fn sin_f32(x: f32) -> f32 {
+    if (f32_is_nan(x) || f32_is_inf(x)) {
+        return f32_nan();
+    }
+    let rq = trig_reduce_f32(x);
+    let q = u32(rq.y);
+    let v = select(sin_poly_f32(rq.x), cos_poly_f32(rq.x), (q & 1u) == 1u);
+    return select(v, -v, q >= 2u);
+}
+
+fn cos_f32(x: f32) -> f32 {
+    if (f32_is_nan(x) || f32_is_inf(x)) {
+        return f32_nan();
+    }
+    let rq = trig_reduce_f32(x);
+    let q = u32(rq.y);
+    let v = select(cos_poly_f32(rq.x), sin_poly_f32(rq.x), (q & 1u) == 1u);
+    return select(v, -v, q == 1u || q == 2u);
+}
+
+fn tan_f32(x: f32) -> f32 {
+    if (f32_is_nan(x) || f32_is_inf(x)) {
+        return f32_nan();
+    }
+    let rq = trig_reduce_f32(x);
+    let s = sin_poly_f32(rq.x);
+    let c = cos_poly_f32(rq.x);
+    return select(s / c, -c / s, (u32(rq.y) & 1u) == 1u);
+}
+
+// atan on |u| <= tan(pi/8) by its Taylor series to u^19 (error < 1e-8).
+fn atan_poly_f32(u: f32) -> f32 {
+    let z = u * u;
+    var p = 1.0 / 19.0;
+    for (var n = 8; n >= 0; n = n - 1) {
+        p = 1.0 / f32(2 * n + 1) - z * p;
+    }
+    return u * p;
+}
+
+// atan: |x| > 1 uses pi/2 - atan(1/|x|); then t > tan(pi/8) uses pi/4 + atan((t-1)/(t+1)).
+fn atan_f32(x: f32) -> f32 {
+    if (f32_is_nan(x)) {
+        return x;
+    }
+    let ax = abs(x);
+    let inv = ax > 1.0;
+    let t = select(ax, 1.0 / ax, inv);
+    var r: f32;
+    if (t > 0.41421356237309503) {
+        r = F32_PI_4 + atan_poly_f32((t - 1.0) / (t + 1.0));
+    } else {
+        r = atan_poly_f32(t);
+    }
+    r = select(r, F32_PI_2 - r, inv);
+    return f32_copysign(r, x);
+}
+
+// fmod: the exact a - trunc(a/b) b, by subtracting b scaled to the remainder's binade (each step is
+// exact by Sterbenz's lemma; at most ~280 steps for the widest exponent gap). Sign of a.
+fn rem_f32(a: f32, b: f32) -> f32 {
+    if (f32_is_nan(a) || f32_is_nan(b) || f32_is_inf(a) || f32_is_zero(b)) {
+        return f32_nan();
+    }
+    if (f32_is_inf(b)) {
+        return a;
+    }
+    var r = abs(a);
+    let y = abs(b);
+    if (f32_is_subnormal(y)) {
+        // a divisor below the normal range: one rounded step (subnormals may be flushed anyway)
+        return f32_copysign(r - trunc(r / y) * y, a);
+    }
+    let ym = bitcast<u32>(y) & 0x7fffffu;
+    for (var it = 0; it < 300 && r >= y; it = it + 1) {
+        let re = bitcast<u32>(r) >> 23u;
+        var t = bitcast<f32>((re << 23u) | ym);
+        if (t > r) {
+            t = bitcast<f32>(((re - 1u) << 23u) | ym);
+        }
+        r = r - t;
+    }
+    return f32_copysign(r, a);
+}
+
+// Floored modulo with the sign of b: fmod, plus b when the signs differ; a zero takes b's sign.
+fn mod_f32(a: f32, b: f32) -> f32 {
+    let r = rem_f32(a, b);
+    if (f32_is_nan(r)) {
+        return r;
+    }
+    if (f32_is_zero(r)) {
+        return f32_copysign(0.0, b);
+    }
+    if (f32_signbit(r) != f32_signbit(b)) {
+        return r + b;
+    }
+    return r;
+}
+
+// Whether y is an odd integer (every |y| >= 2^24 is even).
+fn f32_is_odd_int(y: f32) -> bool {
+    return abs(y) < 16777216.0 && floor(y) == y && (i32(y) & 1) != 0;
+}
+
+// x^y for finite x > 0 and finite y, through exp2/log2 with the range decided here.
+fn pow_pos_f32(x: f32, y: f32) -> f32 {
+    let t = y * log2(x);
+    if (t >= 128.0) {
+        return f32_inf(false);
+    }
+    if (t < -150.0) {
+        return 0.0;
+    }
+    return exp2(t);
+}
+
+// C99 Annex F pow.
+fn pow_f32(x: f32, y: f32) -> f32 {
+    if (f32_is_zero(y) || x == 1.0) {
+        return 1.0;
+    }
+    if (f32_is_nan(x) || f32_is_nan(y)) {
+        return f32_nan();
+    }
+    let odd = f32_is_odd_int(y);
+    if (f32_is_zero(x)) {
+        if (y < 0.0) {
+            return select(f32_inf(false), f32_copysign(f32_inf(false), x), odd);
+        }
+        return select(0.0, x, odd);
+    }
+    if (f32_is_inf(y)) {
+        let ax = abs(x);
+        if (ax == 1.0) {
+            return 1.0;
+        }
+        return select(0.0, f32_inf(false), (ax > 1.0) == (y > 0.0));
+    }
+    if (f32_is_inf(x)) {
+        let mag = select(f32_inf(false), 0.0, y < 0.0);
+        return select(mag, -mag, f32_signbit(x) && odd);
+    }
+    if (x < 0.0) {
+        if (floor(y) != y) {
+            return f32_nan();
+        }
+        let m = pow_pos_f32(-x, y);
+        return select(m, -m, odd);
+    }
+    return pow_pos_f32(x, y);
 }

@@ -5,6 +5,8 @@
 struct Params {
     n: u32,
     rank: u32,
+    // Always 0, but the driver cannot know it: C64 Mul/Div OR intermediates with it so that Mesa's
+    // algebraic rewrites cannot fold their error-compensation terms away (docs/LAVAPIPE.md).
     pad0: u32,
     pad1: u32,
     dims: array<vec4<u32>, 2>,

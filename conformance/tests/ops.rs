@@ -139,6 +139,13 @@ op_tests! {
     log_softmax => "LogSoftmax",
     layer_norm => "LayerNorm",
     rms_norm => "RmsNorm",
+    arg_max => "ArgMax",
+    arg_min => "ArgMin",
+    top_k => "TopK",
+    cumsum => "Cumsum",
+    cumsum_backward => "CumsumBackward",
+    softmax_cross_entropy => "SoftmaxCrossEntropy",
+    softmax_cross_entropy_backward => "SoftmaxCrossEntropyBackward",
 }
 
 /// Fails when a row of the op table has neither a generator nor a reason in `NOT_COVERED`, when

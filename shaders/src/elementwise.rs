@@ -145,6 +145,41 @@ fn helpers(kind: ElemKind, ins: &[DType], out: DType) -> Vec<&'static str> {
 
 /// Renders the complete module of one variant; `None` when [`expr`] has none.
 pub fn module(kind: ElemKind, ins: &[DType], out: DType) -> Option<Result<String, String>> {
+    module_indexed(kind, ins, out, Indexing::Strided)
+}
+
+/// How a map kernel turns the output index into input indices.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Indexing {
+    /// Per-axis decomposition over up to 8 collapsed axes (any broadcast).
+    Strided,
+    /// One collapsed axis: `i_k = e * s_k` (same-shape operands and scalars; no loop, no division).
+    Flat,
+}
+
+/// Per-axis index decomposition (the general case).
+const STRIDED_INDEX: &str = "var rem = e;
+    var i0 = 0u;
+    var i1 = 0u;
+    var i2 = 0u;
+    for (var k = i32(p.rank) - 1; k >= 0; k = k - 1) {
+        let q = u32(k) >> 2u;
+        let r = u32(k) & 3u;
+        let d = p.dims[q][r];
+        let c = rem % d;
+        rem = rem / d;
+        i0 = i0 + c * p.s0[q][r];
+        i1 = i1 + c * p.s1[q][r];
+        i2 = i2 + c * p.s2[q][r];
+    }";
+
+/// One collapsed axis: the stride is 1 for a same-shape operand and 0 for a broadcast scalar.
+const FLAT_INDEX: &str = "let i0 = e * p.s0[0].x;
+    let i1 = e * p.s1[0].x;
+    let i2 = e * p.s2[0].x;";
+
+/// [`module`] with an explicit [`Indexing`] form.
+pub fn module_indexed(kind: ElemKind, ins: &[DType], out: DType, indexing: Indexing) -> Option<Result<String, String>> {
     let e = expr(kind, ins, out)?;
     let names = ["a", "b", "c"];
     let mut tensors = String::new();
@@ -155,7 +190,11 @@ pub fn module(kind: ElemKind, ins: &[DType], out: DType) -> Option<Result<String
     }
     tensors += &tensor_binding("out", 1 + ins.len() as u32, out, Access::Write);
     let body = format!("{loads}st_out(e, {e});");
-    let rendered = render(ELEMENTWISE, &[("TENSORS", &tensors), ("BODY", &body)]);
+    let index = match indexing {
+        Indexing::Strided => STRIDED_INDEX,
+        Indexing::Flat => FLAT_INDEX,
+    };
+    let rendered = render(ELEMENTWISE, &[("TENSORS", &tensors), ("INDEX", index), ("BODY", &body)]);
     Some(rendered.map(|m| {
         let mut parts: Vec<&str> = helpers(kind, ins, out);
         parts.push(&m);

@@ -65,3 +65,16 @@ fn every_elementwise_variant_is_valid() {
     }
     assert!(count > 400, "{count} variants");
 }
+
+#[test]
+fn flat_indexing_variants_are_valid() {
+    use shaders::elementwise::{module_indexed, Indexing};
+    for &d in &DType::ALL {
+        let kinds = [(ElemKind::Binary(BinaryOp::Add), vec![d, d], d), (ElemKind::Where, vec![DType::Bool, d, d], d)];
+        for (kind, ins, out) in kinds {
+            if let Some(src) = module_indexed(kind, &ins, out, Indexing::Flat) {
+                validate(&format!("flat {kind:?} {ins:?}"), &src.expect("renders"));
+            }
+        }
+    }
+}

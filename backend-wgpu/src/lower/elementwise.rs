@@ -6,7 +6,7 @@ use crate::pipelines::BindKind;
 use backend_api::op::Op;
 use backend_api::shape::broadcast_strides;
 use backend_api::{bail, Result};
-use shaders::elementwise::{module, ElemKind};
+use shaders::elementwise::{module_indexed, ElemKind, Indexing};
 
 fn kind(op: &Op) -> Result<ElemKind> {
     Ok(match op {
@@ -29,7 +29,11 @@ pub fn lower(ctx: &LowerCtx<'_>) -> Result<Lowered> {
         // Cast to the same dtype is the identity on the bits (NaN payloads included): no work.
         return Ok(Lowered::Alias(0));
     }
-    let Some(src) = module(kind, &in_dtypes, *out_dtype) else {
+    let strides: Vec<Vec<usize>> = ctx.inputs.iter().map(|(_, d)| broadcast_strides(d, out_dims)).collect();
+    let (dims, strides) = collapse(out_dims, &strides);
+    // One collapsed axis means every operand is contiguous (stride 1) or a scalar (stride 0).
+    let indexing = if dims.len() <= 1 { Indexing::Flat } else { Indexing::Strided };
+    let Some(src) = module_indexed(kind, &in_dtypes, *out_dtype, indexing) else {
         bail!(Unsupported, "no GPU kernel for {kind:?} on {in_dtypes:?} -> {out_dtype}");
     };
     let source = src.map_err(|e| backend_api::Error::new(backend_api::ErrorKind::Device, e))?;
@@ -37,8 +41,6 @@ pub fn lower(ctx: &LowerCtx<'_>) -> Result<Lowered> {
     if n == 0 {
         return Ok(Lowered::Kernels { temps: vec![], kernels: vec![] });
     }
-    let strides: Vec<Vec<usize>> = ctx.inputs.iter().map(|(_, d)| broadcast_strides(d, out_dims)).collect();
-    let (dims, strides) = collapse(out_dims, &strides);
     let mut params = Vec::new();
     // Word 2 (`pad0`) must stay 0: the shaders use it as an opaque zero (see
     // `shaders::elementwise`), which keeps drivers from folding error-free transformations.

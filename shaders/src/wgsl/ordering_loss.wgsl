@@ -1,0 +1,35 @@
+// SoftmaxCrossEntropy (§2.7.3): one workgroup per slice (norm_common.wgsl's rows):
+// loss = m + ln Σ e^(x - m) - Σ_{t != 0} t·x, with tree sums. A slice whose max is NaN or ±inf
+// is NaN (all -inf: -inf - -inf; +inf: inf - inf), written explicitly.
+
+@compute @workgroup_size(256)
+fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+        @builtin(local_invocation_index) lid: u32) {
+    let w = row_of(wid, nwg);
+    if (w >= p.rows) {
+        return;
+    }
+    let base = row_base(w);
+    var m = -finf();
+    for (var i = lid; i < p.len; i = i + WG) {
+        m = fmax(m, ld_x(base + i * p.inner));
+    }
+    m = wg_max(lid, m);
+    var s = F(0);
+    var dot = F(0);
+    for (var i = lid; i < p.len; i = i + WG) {
+        let e = base + i * p.inner;
+        let x = ld_x(e);
+        s = s + fexp(x - m);
+        let t = ld_t(e);
+        if (t != F(0)) {
+            dot = dot + t * x;
+        }
+    }
+    s = wg_sum(lid, s);
+    dot = wg_sum(lid, dot);
+    if (lid == 0u) {
+        let bad = fisnan(m) || fisinf(m);
+        st_out(w, select(m + flog(s) - dot, fnan(), bad));
+    }
+}

@@ -146,6 +146,9 @@ op_tests! {
     cumsum_backward => "CumsumBackward",
     softmax_cross_entropy => "SoftmaxCrossEntropy",
     softmax_cross_entropy_backward => "SoftmaxCrossEntropyBackward",
+    gather => "Gather",
+    scatter_add => "ScatterAdd",
+    gather_backward => "GatherBackward",
 }
 
 /// Fails when a row of the op table has neither a generator nor a reason in `NOT_COVERED`, when

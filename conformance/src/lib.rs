@@ -46,14 +46,12 @@ pub use runner::{
     proptest_config, CaseOutcome, Runner, Status, VariantResult, DEFAULT_BACKEND, DEFAULT_CASES, REFERENCE,
 };
 
-const SCANS: &str = "later milestone: arg-reductions, TopK and scans (§2.5.2–2.5.6) are not core in milestone 1";
 const LINALG: &str = "later milestone: grouped and quantised matmuls (§2.6.4–2.6.7) are not core in milestone 1";
 const NORMS: &str = "later milestone: this normalisation (§2.7.3, 2.7.6–2.7.9) is not core in milestone 1";
 const ATTENTION: &str = "later milestone: attention and position ops (§2.8) are not core in milestone 1";
 const CONV: &str = "later milestone: convolution, pooling and resize (§2.9) are not core in milestone 1";
 const SEQUENCE: &str = "later milestone: sequence models (§2.10) are not core in milestone 1";
 const SIGNAL: &str = "later milestone: signal processing (§2.11) is not core in milestone 1";
-const RANDOM: &str = "later milestone: randomness (§2.12) is not core in milestone 1";
 const CONTROL: &str = "later milestone: control flow (§2.13) is not core in milestone 1";
 const REGIONS: &str = "later milestone: fused regions (§2.14) are not core in milestone 1";
 const CUSTOM: &str = "later milestone: custom ops (§2.15) are not core in milestone 1";
@@ -91,10 +89,6 @@ pub const NOT_COVERED: &[(&str, &str)] = &[
     ("Fft", SIGNAL),
     ("LogMel", SIGNAL),
     ("WelchPeaks", SIGNAL),
-    ("RngBits", RANDOM),
-    ("RngUniform", RANDOM),
-    ("RngNormal", RANDOM),
-    ("Sample", RANDOM),
     ("If", CONTROL),
     ("While", CONTROL),
     ("ElementwiseRegion", REGIONS),

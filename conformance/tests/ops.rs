@@ -149,6 +149,10 @@ op_tests! {
     gather => "Gather",
     scatter_add => "ScatterAdd",
     gather_backward => "GatherBackward",
+    rng_bits => "RngBits",
+    rng_uniform => "RngUniform",
+    rng_normal => "RngNormal",
+    sample => "Sample",
 }
 
 /// Fails when a row of the op table has neither a generator nor a reason in `NOT_COVERED`, when
@@ -248,7 +252,10 @@ fn check_problem(row: &str, dtype: DType, p: &Problem) -> Result<(), String> {
             Some(v) => p.graph.value_type(*v).map(|t| t.dtype),
             None => node.outputs.first().map(|t| t.dtype),
         };
-        let main = if row.starts_with("Where") { node.outputs.first().map(|t| t.dtype) } else { main };
+        // Where's first input is the Bool condition and the Rng ops' is the U32 key: their
+        // table dtype is the output's.
+        let by_output = row.starts_with("Where") || row == "RngUniform" || row == "RngNormal";
+        let main = if by_output { node.outputs.first().map(|t| t.dtype) } else { main };
         if main != Some(dtype) {
             return Err(format!("the op's main dtype is {main:?}, the variant's {dtype}"));
         }

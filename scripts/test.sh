@@ -4,5 +4,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/ensure-vulkan.sh
+# Mesa warns on every device open when this is unset; give it a private directory.
+export XDG_RUNTIME_DIR="${XDG_RUNTIME_DIR:-$(mktemp -d)}"
 cargo test --workspace
 CARGO_TARGET_DIR="$PWD/target" cargo run --manifest-path examples/host-crate/Cargo.toml

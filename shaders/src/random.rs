@@ -41,7 +41,7 @@ fn value(kind: RngKind, d: DType) -> Option<(&'static str, &'static str)> {
     Some(match (kind, d) {
         (RngKind::Bits, DType::U32) => ("the stream word", "rng_word(w, j)"),
         (RngKind::Uniform, DType::F32 | DType::F16 | DType::BF16) => {
-            ("a uniform in f32", "uniform_f32(rng_word(w, j), attr_f32(p.a), attr_f32(p.b))")
+            ("a uniform in f32", "uniform_f32(rng_word(w, j), attr_f32(p.a), attr_f32(p.b), p.opaque_zero)")
         }
         (RngKind::Uniform, DType::F64) => ("a uniform in f64", "uniform_f64(rng_word(w, j), attr_f64(p.a), attr_f64(p.b))"),
         (RngKind::Normal, DType::F32 | DType::F16 | DType::BF16) => {

@@ -26,6 +26,7 @@ struct ElemParams {
     nblocks: u32,
     seed: [u32; 2],
     base: [u32; 2],
+    /// `opaque_zero` (must be 0: see `uniform_f32` in random_f32.wgsl) and padding.
     pad: [u32; 2],
     a: [u32; 2],
     b: [u32; 2],

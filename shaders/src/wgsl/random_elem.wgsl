@@ -10,7 +10,8 @@ struct Params {
     // 64-bit block index of this dispatch's block 0
     base_lo: u32,
     base_hi: u32,
-    pad0: u32,
+    // always 0, unknown to the driver (see uniform_f32)
+    opaque_zero: u32,
     pad1: u32,
     // first and second float attribute: f32 bits in .x, or f64 bits (lo, hi)
     a: vec2<u32>,

@@ -1,10 +1,12 @@
 // f32 value helpers of RngUniform / RngNormal for F32, F16 and BF16 outputs (§1.9, §2.12): every
 // operation rounded to f32 as the reference does (bounds converted to f32 first).
 
-// low + (high − low) · uniform, three separate f32 operations.
-fn uniform_f32(w: u32, low: f32, high: f32) -> f32 {
+// low + (high − low) · uniform, three separate f32 operations. `opaque_zero` is 0 at run time but
+// unknown to the driver: OR-ing the product with it stops the driver from contracting the multiply
+// and add into one fma (NVIDIA does), which would change the last bit against the reference.
+fn uniform_f32(w: u32, low: f32, high: f32, opaque_zero: u32) -> f32 {
     let span = high - low;
-    let scaled = span * rng_unit_f32(w);
+    let scaled = bitcast<f32>(bitcast<u32>(span * rng_unit_f32(w)) | opaque_zero);
     return low + scaled;
 }
 

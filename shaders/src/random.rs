@@ -43,7 +43,7 @@ fn value(kind: RngKind, d: DType) -> Option<(&'static str, &'static str)> {
         (RngKind::Uniform, DType::F32 | DType::F16 | DType::BF16) => {
             ("a uniform in f32", "uniform_f32(rng_word(w, j), attr_f32(p.a), attr_f32(p.b), p.opaque_zero)")
         }
-        (RngKind::Uniform, DType::F64) => ("a uniform in f64", "uniform_f64(rng_word(w, j), attr_f64(p.a), attr_f64(p.b))"),
+        (RngKind::Uniform, DType::F64) => ("a uniform in f64", "uniform_f64(rng_word(w, j), attr_f64(p.a), attr_f64(p.b), p.opaque_zero)"),
         (RngKind::Normal, DType::F32 | DType::F16 | DType::BF16) => {
             ("a Box–Muller normal in f32", "normal_f32(w, j, attr_f32(p.a), attr_f32(p.b))")
         }

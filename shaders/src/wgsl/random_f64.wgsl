@@ -5,9 +5,11 @@ fn attr_f64(v: vec2<u32>) -> f64 {
     return bitcast<f64>((u64(v.y) << 32u) | u64(v.x));
 }
 
-fn uniform_f64(w: u32, low: f64, high: f64) -> f64 {
+// `opaque_zero`: as in uniform_f32, keeps the multiply and add from being fused into one fma.
+fn uniform_f64(w: u32, low: f64, high: f64, opaque_zero: u32) -> f64 {
     let u = f64(w >> 8u) * 5.9604644775390625e-8lf;
-    return low + (high - low) * u;
+    let scaled = bitcast<f64>(bitcast<u64>((high - low) * u) | u64(opaque_zero));
+    return low + scaled;
 }
 
 fn box_muller_f64(pair: vec2<u32>, odd: bool) -> f64 {

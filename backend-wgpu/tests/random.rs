@@ -517,3 +517,31 @@ fn sample_splits_ties_at_the_cut_by_smaller_index() {
         assert_eq!(got, want, "{row:?} k {k} p {tp}: against cpu-ref");
     }
 }
+
+/// Diagnostic for the NVIDIA-only `sample_special_rows` mismatch: prints wgpu and cpu-ref picks
+/// for variations of the failing row. Run with `--ignored --nocapture`.
+#[test]
+#[ignore]
+fn sample_probe() {
+    let nan = f32::NAN;
+    let rows: Vec<(&str, [f32; 5])> = vec![
+        ("nan row", [nan, 1.0, nan, 3.0, 3.0]),
+        ("no nan", [-1.0, 1.0, -1.0, 3.0, 3.0]),
+        ("neg inf", [f32::NEG_INFINITY, 1.0, f32::NEG_INFINITY, 3.0, 3.0]),
+        ("no tie", [nan, 1.0, nan, 3.0, 2.9]),
+    ];
+    for (name, row) in rows {
+        for t in [1.0f32, 1e-3, 1e-10, 1e-20, 1e-30] {
+            for (k, p) in [(2u32, 1.0f32), (0, 0.6), (3, 1.0)] {
+                let a = attrs(t, k, p, 0, DType::I32);
+                let x = logits_tensor(DType::F32, &[1, 5], &row);
+                let g = sample_graph(DType::F32, &[1, 5], a);
+                let kt = key([0, 0]);
+                let got = as_f64(&run(wgpu(), &g, &[("x", &x), ("key", &kt)])[0]);
+                let want = as_f64(&run(cpu(), &g, &[("x", &x), ("key", &kt)])[0]);
+                let flag = if got == want { "" } else { "  <-- MISMATCH" };
+                println!("{name:8} t={t:e} top_k={k} top_p={p}: wgpu {got:?} cpu {want:?}{flag}");
+            }
+        }
+    }
+}

@@ -44,6 +44,7 @@ struct SampleParams {
     greedy: u32,
     seed: [u32; 2],
     base: [u32; 2],
+    /// `opaque_zero` (must be 0: see `scaled_logit` in random_sample.wgsl) and padding.
     pad: [u32; 2],
 }
 

@@ -20,7 +20,8 @@ struct Params {
     // 64-bit stream position of row 0
     base_lo: u32,
     base_hi: u32,
-    pad0: u32,
+    // always 0, unknown to the driver (see scaled_logit)
+    opaque_zero: u32,
     pad1: u32,
 }
 
@@ -53,8 +54,16 @@ fn logit(r: Row, i: u32) -> f32 {
 }
 
 // p_i of step 2 (the +∞ limit when the maximum is +∞).
+// z_i = x_i / temperature, rounded to f32 before any later use. Without the opaque OR, NVIDIA
+// computes the division as x·rcp(t) and contracts `z − m` into fma(x, rcp(t), −m), whose unrounded
+// product leaves a huge residual for the maximum itself (seen at t = 1e−10 and 1e−30), so tied
+// maxima got probabilities 0 or ∞ in some passes and not in others.
+fn scaled_logit(r: Row, i: u32) -> f32 {
+    return bitcast<f32>(bitcast<u32>(logit(r, i) / p.temperature) | p.opaque_zero);
+}
+
 fn prob(r: Row, i: u32) -> f32 {
-    let z = logit(r, i) / p.temperature;
+    let z = scaled_logit(r, i);
     if (r.inf_mode) {
         return select(0.0, 1.0 / r.ninf, z == f32_inf(false));
     }
@@ -292,7 +301,7 @@ fn sample_row(lid: u32, row: u32, base: u32) -> u32 {
     let sg = segment(lid);
     var m = f32_inf(true);
     for (var i = sg.x; i < sg.y; i = i + 1u) {
-        m = max(m, logit(r, i) / p.temperature);
+        m = max(m, scaled_logit(r, i));
     }
     m = red_f(lid, m, 2u);
     if (m == f32_inf(true)) {
@@ -302,14 +311,14 @@ fn sample_row(lid: u32, row: u32, base: u32) -> u32 {
     if (m == f32_inf(false)) {
         var n = 0u;
         for (var i = sg.x; i < sg.y; i = i + 1u) {
-            n = n + select(0u, 1u, logit(r, i) / p.temperature == m);
+            n = n + select(0u, 1u, scaled_logit(r, i) == m);
         }
         r.ninf = f32(red_u(lid, n, 0u));
         r.inf_mode = true;
     } else {
         var s = 0.0;
         for (var i = sg.x; i < sg.y; i = i + 1u) {
-            s = s + exp_f32(logit(r, i) / p.temperature - m);
+            s = s + exp_f32(scaled_logit(r, i) - m);
         }
         r.s = red_f(lid, s, 0u);
     }

@@ -123,6 +123,7 @@ op_tests! {
     cast => "Cast",
     reshape => "Reshape",
     transpose => "Transpose",
+    reverse => "Reverse",
     narrow => "Narrow",
     concat => "Concat",
     expand => "Expand",

@@ -1,5 +1,5 @@
 //! Generators for the shape and movement ops (§2.3): `Reshape` (incl. `-1` and zero-sized
-//! shapes), `Transpose` (every permutation, negative entries), `Narrow` (every axis, negative
+//! shapes), `Transpose` (every permutation, negative entries), `Reverse` (any subset of axes), `Narrow` (every axis, negative
 //! starts, steps, empty results), `Concat` (1–4 inputs, zero-sized ones), `Expand` (rank growth,
 //! 1 → 0), `Pad` (all three modes, per-axis pads up to the mode's limits). All dtypes; values
 //! are arbitrary bits of the dtype, subnormals and NaNs included, since these ops only move them.
@@ -19,6 +19,7 @@ pub fn variants(row: &str) -> Option<Vec<Variant>> {
     let (ranks, case): (std::ops::RangeInclusive<usize>, CaseFn) = match row {
         "Reshape" => (0..=5, reshape_case),
         "Transpose" => (0..=5, transpose_case),
+        "Reverse" => (0..=5, reverse_case),
         "Narrow" => (1..=5, narrow_case),
         "Concat" => (1..=5, concat_case),
         "Expand" => (0..=5, expand_case),
@@ -100,6 +101,17 @@ fn transpose_case(dtype: DType, sk: &Skeleton) -> Generated {
     let perm: Vec<i64> = rng.permutation(r).into_iter().map(|p| axis_form(&mut rng, p, r)).collect();
     let (mut pb, x) = single_input(dtype, sk, &mut rng)?;
     let y = pb.g().transpose(x, &perm)?;
+    pb.finish(&[y])
+}
+
+/// A random subset of the axes (possibly empty), in random order and forms (negative or not).
+fn reverse_case(dtype: DType, sk: &Skeleton) -> Generated {
+    let mut rng = sk.rng();
+    let r = sk.shape.len();
+    let keep = rng.below(r + 1);
+    let axes: Vec<i64> = rng.permutation(r).into_iter().take(keep).map(|a| axis_form(&mut rng, a, r)).collect();
+    let (mut pb, x) = single_input(dtype, sk, &mut rng)?;
+    let y = pb.g().reverse(x, &axes)?;
     pb.finish(&[y])
 }
 

@@ -17,6 +17,7 @@ mod dtype;
 mod error;
 mod graph;
 pub mod infer;
+pub mod npy;
 pub mod op;
 pub mod philox;
 mod registry;

@@ -121,16 +121,23 @@ pub fn expr(kind: ElemKind, ins: &[DType], out: DType) -> Option<String> {
 
 /// The helper files a variant needs, in dependency order. F64 and I64 code is only included when
 /// the variant touches those dtypes (it needs device features).
-fn helpers(kind: ElemKind, ins: &[DType], out: DType) -> Vec<&'static str> {
-    let uses = |d: DType| out == d || ins.contains(&d);
-    let (f64_, i64_) = (uses(DType::F64), uses(DType::I64));
+/// The maths libraries every elementwise expression may call; the 64-bit ones only when a dtype
+/// needs them (they need device features). F64 maths builds on the i64 helpers.
+pub(crate) fn maths(f64_: bool, i64_: bool) -> Vec<&'static str> {
     let mut parts = vec![COMMON, MATH, MATH_INT];
-    if i64_ {
+    if i64_ || f64_ {
         parts.push(MATH_I64);
     }
     if f64_ {
         parts.push(MATH64);
     }
+    parts
+}
+
+fn helpers(kind: ElemKind, ins: &[DType], out: DType) -> Vec<&'static str> {
+    let uses = |d: DType| out == d || ins.contains(&d);
+    let (f64_, i64_) = (uses(DType::F64), uses(DType::I64));
+    let mut parts = maths(f64_, i64_);
     if kind == ElemKind::Cast {
         parts.push(CAST);
         if i64_ || f64_ {

@@ -17,7 +17,7 @@ use backend_api::DType;
 /// Helpers included in every kernel (ids, float bit tests, f16/bf16 conversions).
 pub const COMMON: &str = include_str!("wgsl/common.wgsl");
 /// Scalar maths with the spec's special values (pow, fmod, erf, …).
-pub const MATH: &str = include_str!("wgsl/math.wgsl");
+pub const MATH: &str = concat!(include_str!("wgsl/math.wgsl"), "\n", include_str!("wgsl/math_trig.wgsl"));
 /// 32-bit integer (I32/U32/I8/U8) and C64 helpers: division rules, pow, complex mul/div.
 pub const MATH_INT: &str = include_str!("wgsl/math_int.wgsl");
 /// I64 helpers (needs SHADER_INT64).

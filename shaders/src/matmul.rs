@@ -10,7 +10,7 @@
 //! an activation expression of the elementwise family, in f32 (f64 for F64).
 
 use crate::elementwise::{expr, ElemKind};
-use crate::{module as join, reg_type, render, tensor_binding, Access, COMMON, MATH, MATH64, MATH_I64, MATH_INT};
+use crate::{module as join, reg_type, render, tensor_binding, Access, COMMON};
 use backend_api::op::UnaryOp;
 use backend_api::DType;
 
@@ -151,14 +151,9 @@ fn store_pair_body(out: DType) -> &'static str {
     }
 }
 
-/// Helper libraries: the activation expressions use the elementwise family's maths; the F64
-/// ones (and the i64 helpers they build on) only where needed (they need device features).
-fn helpers(d: DType) -> &'static [&'static str] {
-    if d == DType::F64 {
-        &[COMMON, MATH, MATH_INT, MATH_I64, MATH64]
-    } else {
-        &[COMMON, MATH, MATH_INT]
-    }
+/// Helper libraries: the activation expressions use the elementwise family's maths.
+fn helpers(d: DType) -> Vec<&'static str> {
+    crate::elementwise::maths(d == DType::F64, d == DType::F64)
 }
 
 /// Renders the common part and one kernel template into a complete module.
@@ -187,7 +182,7 @@ fn assemble(
         ("STORE_PAIR", store_pair_body(out)),
     ];
     let rendered = render(MATMUL_COMMON, &common_slots).and_then(|c| render(kernel, slots).map(|k| (c, k)));
-    Some(rendered.map(|(c, k)| join(&[helpers(d), &[c.as_str(), k.as_str()]].concat())))
+    Some(rendered.map(|(c, k)| join(&[&helpers(d)[..], &[c.as_str(), k.as_str()]].concat())))
 }
 
 /// Renders one product kernel. Bindings: 1 = a, 2 = b, then (3 = bias for

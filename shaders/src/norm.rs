@@ -40,9 +40,10 @@ impl NormKind {
     }
 }
 
-/// The float helper expressions for the computation type of `d`: (F, max, exp, log, is_nan,
+/// The float helper slots of `norm_common.wgsl` (also used by `ordering`) for the computation type
+/// of `d`: (F, max, exp, log, is_nan,
 /// is_inf, nan, inf). `None` for a non-float dtype.
-fn helpers(d: DType) -> Option<[(&'static str, &'static str); 8]> {
+pub(crate) fn float_helpers(d: DType) -> Option<[(&'static str, &'static str); 8]> {
     Some(match d {
         DType::F32 | DType::F16 | DType::BF16 => [
             ("F", "f32"),
@@ -73,7 +74,7 @@ fn helpers(d: DType) -> Option<[(&'static str, &'static str); 8]> {
 /// (`ld_g`) and, with `beta`, 3 `beta` (`ld_b`), then the output `out`. `None` for a non-float
 /// dtype (or `beta` on Softmax/LogSoftmax).
 pub fn module(kind: NormKind, d: DType, beta: bool) -> Option<Result<String, String>> {
-    let h = helpers(d)?;
+    let h = float_helpers(d)?;
     if beta && !kind.has_gamma() {
         return None;
     }

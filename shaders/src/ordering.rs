@@ -153,37 +153,10 @@ pub fn scan_module(stage: ScanStage, d: DType) -> Option<Result<String, String>>
     Some(body.map(|b| crate::module(&[COMMON, MATH, math64(d), &common, &b])))
 }
 
-/// The float helper slots of `norm_common.wgsl` for `d`; `None` for a non-float dtype.
-fn float_helpers(d: DType) -> Option<[(&'static str, &'static str); 8]> {
-    Some(match d {
-        DType::F32 | DType::F16 | DType::BF16 => [
-            ("F", "f32"),
-            ("MAX", "max_f32(a, b)"),
-            ("EXP", "exp_f32(x)"),
-            ("LOG", "select(log(x), x, f32_is_nan(x))"),
-            ("ISNAN", "f32_is_nan(x)"),
-            ("ISINF", "f32_is_inf(x)"),
-            ("NAN", "f32_nan()"),
-            ("INF", "f32_inf(false)"),
-        ],
-        DType::F64 => [
-            ("F", "f64"),
-            ("MAX", "max_f64(a, b)"),
-            ("EXP", "exp_f64(x)"),
-            ("LOG", "log_f64(x)"),
-            ("ISNAN", "f64_is_nan(x)"),
-            ("ISINF", "f64_is_inf(x)"),
-            ("NAN", "f64_nan()"),
-            ("INF", "f64_inf(false)"),
-        ],
-        DType::I64 | DType::I32 | DType::I8 | DType::U32 | DType::U8 | DType::Bool | DType::C64 => return None,
-    })
-}
-
 /// SoftmaxCrossEntropy (`backward` false: bindings `x`, `t`, `out`) or its backward (`x`, `t`,
 /// `dl`, `out`) on float `d`; `None` for other dtypes.
 pub fn loss_module(backward: bool, d: DType) -> Option<Result<String, String>> {
-    let h = float_helpers(d)?;
+    let h = crate::norm::float_helpers(d)?;
     let mut tensors = tensor_binding("x", 1, d, Access::Read) + &tensor_binding("t", 2, d, Access::Read);
     if backward {
         tensors += &tensor_binding("dl", 3, d, Access::Read);

@@ -1,6 +1,7 @@
 //! The backend contract: [`Backend`] compiles graphs into [`Executable`]s.
 
-use crate::{DType, Graph, Result, Shape, Tensor, TensorView};
+use crate::device_value::{Feed, Fetched, Placement};
+use crate::{Bindings, DType, Graph, Result, Shape, Tensor, TensorView};
 
 /// What a backend can do on the device it was created for.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -14,10 +15,19 @@ pub struct Capabilities {
 }
 
 /// Options for [`Backend::compile`].
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct CompileOptions {
     /// Keep every intermediate value alive (no memory reuse), for debugging.
     pub no_memory_reuse: bool,
+    /// For graphs with symbolic dims on backends that compile one variant per binding of the
+    /// symbols: how many compiled variants to keep (least recently used dropped first; ≥ 1).
+    pub max_variants: usize,
+}
+
+impl Default for CompileOptions {
+    fn default() -> CompileOptions {
+        CompileOptions { no_memory_reuse: false, max_variants: 8 }
+    }
 }
 
 /// A named, typed slot of an executable (an input, param or output).
@@ -81,13 +91,58 @@ pub trait Backend: Send + Sync {
 }
 
 /// A compiled graph. Params are set once and kept; `run` may be called any number of times.
+///
+/// Symbolic dims bind from each run's inputs. Outputs can stay on the device
+/// ([`Executable::run_with`]) and be fed to the next run. [`Executable::clone_shared`] gives a
+/// second executable (for another thread) that shares the compiled code and the params.
 pub trait Executable: Send {
     /// Inputs, params and outputs.
     fn signature(&self) -> &Signature;
-    /// Uploads the weight `name`; errs on an unknown name, wrong dtype or shape.
+    /// Uploads the weight `name`; errs on an unknown name, wrong dtype or shape. Params are
+    /// shared with every [`clone_shared`](Executable::clone_shared) clone: setting one here sets
+    /// it for all of them (do it before running clones concurrently).
     fn set_param(&mut self, name: &str, value: TensorView<'_>) -> Result<()>;
-    /// Runs the graph with the named inputs and returns the outputs in graph order.
-    fn run(&mut self, inputs: &[(&str, TensorView<'_>)]) -> Result<Vec<Tensor>>;
+    /// Runs the graph with the named inputs and returns the outputs in graph order, on the host.
+    fn run(&mut self, inputs: &[(&str, TensorView<'_>)]) -> Result<Vec<Tensor>> {
+        let feeds: Vec<(&str, Feed<'_>)> = inputs.iter().map(|(n, v)| (*n, Feed::Host(*v))).collect();
+        self.run_with(&feeds, &[])?.into_iter().map(Fetched::into_host).collect()
+    }
+    /// Runs with inputs that may be device-resident values of this backend, leaving output `i`
+    /// where `placement[i]` says (missing entries: [`Placement::Host`]).
+    fn run_with(&mut self, inputs: &[(&str, Feed<'_>)], placement: &[Placement]) -> Result<Vec<Fetched>>;
+    /// A cheap second executable of the same graph for another thread: compiled code and params
+    /// are shared (on the device), scratch memory is its own.
+    fn clone_shared(&self) -> Result<Box<dyn Executable>>;
+}
+
+/// Checks run feeds against a signature (names, dtypes, shapes; every input present, none
+/// unknown), returns them in signature order with the symbols they bind.
+pub fn check_feeds<'a>(sig: &Signature, inputs: &[(&str, Feed<'a>)]) -> Result<(Vec<Feed<'a>>, Bindings)> {
+    for (name, _) in inputs {
+        if !sig.inputs.iter().any(|s| s.name == *name) {
+            let known: Vec<&str> = sig.inputs.iter().map(|s| s.name.as_str()).collect();
+            crate::bail!(Input, "unknown input {name:?}; the graph's inputs are {known:?}");
+        }
+    }
+    let mut out = Vec::with_capacity(sig.inputs.len());
+    for slot in &sig.inputs {
+        let Some((_, v)) = inputs.iter().find(|(n, _)| *n == slot.name) else {
+            crate::bail!(Input, "missing input {:?} ({}{})", slot.name, slot.dtype, slot.shape);
+        };
+        check_value(slot, v.dtype(), v.shape(), &mut Vec::new())?;
+        out.push(*v);
+    }
+    let shapes: Vec<&[usize]> = out.iter().map(|f| f.shape()).collect();
+    let bindings = Bindings::from_inputs(sig, &shapes)?;
+    Ok((out, bindings))
+}
+
+/// Checks a placement list against a signature's outputs.
+pub fn check_placement(sig: &Signature, placement: &[Placement]) -> Result<()> {
+    if placement.len() > sig.outputs.len() {
+        crate::bail!(Input, "{} placements given for {} outputs", placement.len(), sig.outputs.len());
+    }
+    Ok(())
 }
 
 /// Checks run inputs against a signature (names, dtypes, shapes; every input present, none unknown)
@@ -113,10 +168,14 @@ pub fn check_run_inputs<'a>(sig: &Signature, inputs: &[(&str, TensorView<'a>)]) 
 
 /// Checks one tensor against a declared slot; symbolic dims are bound in `bindings`.
 pub fn check_slot(slot: &Slot, v: &TensorView<'_>, bindings: &mut Vec<(String, usize, String)>) -> Result<()> {
-    if v.dtype() != slot.dtype {
-        crate::bail!(Input, "{:?} expects {} but got {}", slot.name, slot.dtype, v.dtype());
+    check_value(slot, v.dtype(), v.shape(), bindings)
+}
+
+/// Checks a dtype and shape against a declared slot; symbolic dims are bound in `bindings`.
+pub fn check_value(slot: &Slot, dtype: DType, dims: &[usize], bindings: &mut Vec<(String, usize, String)>) -> Result<()> {
+    if dtype != slot.dtype {
+        crate::bail!(Input, "{:?} expects {} but got {}", slot.name, slot.dtype, dtype);
     }
-    let dims = v.shape();
     if dims.len() != slot.shape.rank() {
         crate::bail!(Input, "{:?} expects shape {} but got {:?}", slot.name, slot.shape, dims);
     }

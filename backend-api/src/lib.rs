@@ -9,10 +9,12 @@
 #![warn(missing_docs)]
 
 mod backend;
+mod bind;
 mod builder;
 mod builder_ext;
 pub mod custom;
 pub mod decompose;
+pub mod device_value;
 mod dtype;
 mod error;
 mod graph;
@@ -25,7 +27,12 @@ pub mod shape;
 pub mod spec;
 mod tensor;
 
-pub use backend::{check_run_inputs, check_slot, Backend, Capabilities, CompileOptions, Executable, Signature, Slot};
+pub use backend::{
+    check_feeds, check_placement, check_run_inputs, check_slot, check_value, Backend, Capabilities, CompileOptions, Executable,
+    Signature, Slot,
+};
+pub use bind::Bindings;
+pub use device_value::{DeviceStorage, DeviceTensor, Feed, Fetched, Placement};
 pub use builder::GraphBuilder;
 pub use custom::CustomOpDef;
 pub use dtype::{DType, DTypeSet};

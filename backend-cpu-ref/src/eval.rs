@@ -19,7 +19,7 @@ pub(crate) struct Env<'a> {
 }
 
 /// A node's computation: input tensors in, output tensors out.
-pub(crate) type Kernel = Box<dyn Fn(&[&Tensor], &Env<'_>) -> Result<Vec<Tensor>> + Send>;
+pub(crate) type Kernel = Box<dyn Fn(&[&Tensor], &Env<'_>) -> Result<Vec<Tensor>> + Send + Sync>;
 
 /// Ops without sub-ops that [`kernel`] implements (sub-op families are listed from their tables).
 #[rustfmt::skip]
@@ -50,7 +50,7 @@ fn arg<'t>(ins: &[&'t Tensor], i: usize) -> Result<&'t Tensor> {
 }
 
 /// Boxes a kernel closure (and pins down its higher-ranked signature for inference).
-fn k(f: impl Fn(&[&Tensor], &Env<'_>) -> Result<Vec<Tensor>> + Send + 'static) -> Kernel {
+fn k(f: impl Fn(&[&Tensor], &Env<'_>) -> Result<Vec<Tensor>> + Send + Sync + 'static) -> Kernel {
     Box::new(f)
 }
 

@@ -4,16 +4,57 @@ use crate::eval::{kernel, Env, Kernel};
 use crate::layout::Bindings;
 use backend_api::spec::op_label;
 use backend_api::{
-    bail, check_run_inputs, check_slot, DType, Executable, Graph, Result, Signature, Tensor, TensorView,
+    bail, check_feeds, check_placement, check_slot, DType, DeviceStorage, DeviceTensor, Executable, Feed, Fetched,
+    Graph, Placement, Result, Signature, Tensor, TensorView,
 };
+use std::any::Any;
 use std::collections::HashMap;
+use std::sync::{Arc, RwLock};
 
-/// A compiled graph for the reference backend.
+/// A compiled graph for the reference backend. Clones made by `clone_shared` share the graph,
+/// the kernels and the params.
 pub struct CpuRefExecutable {
-    graph: Graph,
-    kernels: Vec<Kernel>,
+    graph: Arc<Graph>,
+    kernels: Arc<Vec<Kernel>>,
     sig: Signature,
-    params: HashMap<String, Tensor>,
+    params: Arc<RwLock<HashMap<String, Tensor>>>,
+}
+
+/// A "device-resident" value of the reference backend: host memory, owned.
+struct CpuTensor(Tensor);
+
+impl DeviceStorage for CpuTensor {
+    fn dtype(&self) -> DType {
+        self.0.dtype()
+    }
+    fn shape(&self) -> &[usize] {
+        self.0.shape()
+    }
+    fn backend(&self) -> &str {
+        "cpu-ref"
+    }
+    fn read(&self) -> Result<Tensor> {
+        Ok(self.0.clone())
+    }
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+}
+
+/// The owned, canonical tensor behind a run input.
+fn feed_tensor(name: &str, f: &Feed<'_>) -> Result<Tensor> {
+    match f {
+        Feed::Host(v) => canonical(v),
+        Feed::Device(d) => match d.downcast::<CpuTensor>() {
+            Some(t) => Ok(t.0.clone()),
+            None => bail!(
+                Input,
+                "input {name:?} is a device value of backend {:?}; cpu-ref takes only its own device values \
+                 (read it to the host first)",
+                d.backend()
+            ),
+        },
+    }
 }
 
 impl CpuRefExecutable {
@@ -24,17 +65,18 @@ impl CpuRefExecutable {
             kernels.push(kernel(&node.op).map_err(|e| e.at_node(id, op_label(&node.op)))?);
         }
         Ok(CpuRefExecutable {
-            graph: graph.clone(),
-            kernels,
+            graph: Arc::new(graph.clone()),
+            kernels: Arc::new(kernels),
             sig: Signature::of(graph),
-            params: HashMap::new(),
+            params: Arc::new(RwLock::new(HashMap::new())),
         })
     }
 
     /// Evaluates every node in order and returns the values of every node's outputs.
     fn evaluate(&self, inputs: &HashMap<String, Tensor>, bindings: &mut Bindings) -> Result<Vec<Vec<Tensor>>> {
+        let Ok(params) = self.params.read() else { bail!(Device, "the params lock was poisoned by a panic") };
         let mut values: Vec<Vec<Tensor>> = Vec::with_capacity(self.graph.nodes().len());
-        for (id, (node, kern)) in self.graph.nodes().iter().zip(&self.kernels).enumerate() {
+        for (id, (node, kern)) in self.graph.nodes().iter().zip(self.kernels.iter()).enumerate() {
             let ctx = |e: backend_api::Error| e.at_node(id, op_label(&node.op));
             let mut ins = Vec::with_capacity(node.inputs.len());
             for v in &node.inputs {
@@ -50,7 +92,7 @@ impl CpuRefExecutable {
             }
             let env = Env {
                 inputs,
-                params: &self.params,
+                params: &params,
                 bindings,
             };
             let outs = kern(&ins, &env).map_err(ctx)?;
@@ -106,39 +148,55 @@ impl Executable for CpuRefExecutable {
             bail!(Input, "unknown param {name:?}; the graph's params are {known:?}");
         };
         check_slot(slot, &value, &mut Vec::new()).map_err(|e| e.context(format!("param {name:?}")))?;
-        self.params.insert(name.to_string(), canonical(&value)?);
+        let Ok(mut params) = self.params.write() else { bail!(Device, "the params lock was poisoned by a panic") };
+        params.insert(name.to_string(), canonical(&value)?);
         Ok(())
     }
 
-    fn run(&mut self, inputs: &[(&str, TensorView<'_>)]) -> Result<Vec<Tensor>> {
-        let views = check_run_inputs(&self.sig, inputs)?;
-        // check_run_inputs validated the bindings; redo them here to keep the sizes.
+    fn run_with(&mut self, inputs: &[(&str, Feed<'_>)], placement: &[Placement]) -> Result<Vec<Fetched>> {
+        let (feeds, _) = check_feeds(&self.sig, inputs)?;
+        check_placement(&self.sig, placement)?;
+        // check_feeds validated the bindings; redo them here to keep who bound what.
         let mut slots = Vec::new();
         let mut by_name = HashMap::new();
-        for (slot, v) in self.sig.inputs.iter().zip(&views) {
-            check_slot(slot, v, &mut slots)?;
-            by_name.insert(slot.name.clone(), canonical(v)?);
+        for (slot, f) in self.sig.inputs.iter().zip(&feeds) {
+            backend_api::check_value(slot, f.dtype(), f.shape(), &mut slots)?;
+            by_name.insert(slot.name.clone(), feed_tensor(&slot.name, f)?);
         }
-        for p in &self.sig.params {
-            if !self.params.contains_key(&p.name) {
-                bail!(
-                    Input,
-                    "param {:?} ({}{}) was never set; call set_param first",
-                    p.name,
-                    p.dtype,
-                    p.shape
-                );
-            }
-        }
+        self.check_params_set()?;
         let mut bindings = Bindings::from_slots(slots);
         let values = self.evaluate(&by_name, &mut bindings)?;
         let mut outs = Vec::with_capacity(self.graph.outputs().len());
-        for v in self.graph.outputs() {
-            match values.get(v.node.0).and_then(|o| o.get(v.output)) {
-                Some(t) => outs.push(t.clone()),
-                None => bail!(Arity, "graph output {v} was not computed"),
-            }
+        for (i, v) in self.graph.outputs().iter().enumerate() {
+            let Some(t) = values.get(v.node.0).and_then(|o| o.get(v.output)) else {
+                bail!(Arity, "graph output {v} was not computed")
+            };
+            outs.push(match placement.get(i).copied().unwrap_or_default() {
+                Placement::Host => Fetched::Host(t.clone()),
+                Placement::Device => Fetched::Device(DeviceTensor::new(Arc::new(CpuTensor(t.clone())))),
+            });
         }
         Ok(outs)
+    }
+
+    fn clone_shared(&self) -> Result<Box<dyn Executable>> {
+        Ok(Box::new(CpuRefExecutable {
+            graph: self.graph.clone(),
+            kernels: self.kernels.clone(),
+            sig: self.sig.clone(),
+            params: self.params.clone(),
+        }))
+    }
+}
+
+impl CpuRefExecutable {
+    fn check_params_set(&self) -> Result<()> {
+        let Ok(params) = self.params.read() else { bail!(Device, "the params lock was poisoned by a panic") };
+        for p in &self.sig.params {
+            if !params.contains_key(&p.name) {
+                bail!(Input, "param {:?} ({}{}) was never set; call set_param first", p.name, p.dtype, p.shape);
+            }
+        }
+        Ok(())
     }
 }

@@ -1,15 +1,55 @@
-//! `compile`: validate, plan memory, lower every node, and build every pipeline and bind group.
-//! Nothing here is repeated at run.
+//! Building a [`Program`] for a graph with static shapes: plan memory, lower every node, build
+//! every pipeline, params uniform and constant buffer. Nothing here is repeated at run; the
+//! per-executable buffers and bind groups are made from the program by [`crate::instance`].
 
 use crate::device::DeviceContext;
-use crate::exec::{Dispatch, OutputSlot, WgpuExecutable};
 use crate::lower::{lower, Buf, Grid, Kernel, LowerCtx, Lowered};
+use crate::pipelines::Pipeline;
 use crate::plan::{assign, bindable, Home, Loc, Request};
 use backend_api::spec::op_label;
 use backend_api::{bail, CompileOptions, DType, Error, Graph, Op, Result, Signature, Value};
 use std::collections::HashMap;
 use std::sync::Arc;
 use wgpu::util::DeviceExt;
+
+/// One dispatch of a program: the pipeline, its params uniform, the ranges it binds, its grid.
+pub(crate) struct DispatchSpec {
+    /// The pipeline (shared through the device's cache).
+    pub pipeline: Arc<Pipeline>,
+    /// The params uniform (binding 0), immutable.
+    pub uniform: wgpu::Buffer,
+    /// Storage bindings 1.. in order.
+    pub bindings: Vec<Loc>,
+    /// Workgroup grid.
+    pub workgroups: [u32; 3],
+}
+
+/// Where a graph output is and what it holds.
+pub(crate) struct OutputSlot {
+    /// Its range.
+    pub loc: Loc,
+    /// Exact byte count (the range may be padded).
+    pub bytes: u64,
+    /// Dtype.
+    pub dtype: DType,
+    /// Shape.
+    pub shape: Vec<usize>,
+}
+
+/// A graph with static shapes, compiled: everything run needs except the scratch (arena) buffers,
+/// which each executable instance allocates for itself. Shared (`Arc`) between clones.
+pub(crate) struct Program {
+    /// Arena sizes in bytes.
+    pub arena_sizes: Vec<u64>,
+    /// Constant buffers, in `Home::Const` order.
+    pub consts: Vec<wgpu::Buffer>,
+    /// Dispatches in execution order.
+    pub dispatches: Vec<DispatchSpec>,
+    /// Where each graph input is written, in signature order.
+    pub inputs: Vec<Loc>,
+    /// The graph outputs.
+    pub outputs: Vec<OutputSlot>,
+}
 
 /// Per-node lowering result with the storage of its values.
 struct NodePlan {
@@ -28,7 +68,7 @@ struct Planner<'g> {
     graph: &'g Graph,
     storage: HashMap<Value, Storage>,
     reqs: Vec<Request>,
-    params: Vec<(String, DType, Vec<usize>)>,
+    sig: &'g Signature,
     consts: Vec<Vec<u8>>,
 }
 
@@ -58,10 +98,10 @@ fn nbytes(t: &(DType, Vec<usize>)) -> u64 {
     (t.1.iter().product::<usize>() * t.0.size()) as u64
 }
 
-/// Compiles `graph` for `ctx`.
-pub fn compile(ctx: &Arc<DeviceContext>, graph: &Graph, opts: &CompileOptions) -> Result<WgpuExecutable> {
-    graph.validate()?;
-    let mut p = Planner { graph, storage: HashMap::new(), reqs: vec![], params: vec![], consts: vec![] };
+/// Builds the program of `graph`, whose shapes must all be static. Param `k` of `sig` lives in
+/// `Home::Param(k)`.
+pub(crate) fn build_program(ctx: &Arc<DeviceContext>, graph: &Graph, sig: &Signature, opts: &CompileOptions) -> Result<Program> {
+    let mut p = Planner { graph, storage: HashMap::new(), reqs: vec![], sig, consts: vec![] };
     let mut plans: Vec<Option<NodePlan>> = Vec::with_capacity(graph.nodes().len());
     for (i, node) in graph.nodes().iter().enumerate() {
         let ctx_err = |e: Error| e.at_node(i, op_label(&node.op));
@@ -78,26 +118,14 @@ pub fn compile(ctx: &Arc<DeviceContext>, graph: &Graph, opts: &CompileOptions) -
         Storage::Arena(r) => arena_locs[r],
         Storage::Fixed(home, size) => Loc { home, offset: 0, size },
     };
-    let dev = &ctx.device;
     let storage_usage = wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_DST | wgpu::BufferUsages::COPY_SRC;
-    let arenas: Vec<wgpu::Buffer> = arena_sizes
-        .iter()
-        .map(|&s| dev.create_buffer(&wgpu::BufferDescriptor { label: Some("arena"), size: s, usage: storage_usage, mapped_at_creation: false }))
-        .collect();
-    let params: Vec<wgpu::Buffer> = p
-        .params
-        .iter()
-        .map(|(name, d, s)| {
-            let size = bindable(nbytes(&(*d, s.clone())));
-            dev.create_buffer(&wgpu::BufferDescriptor { label: Some(name), size, usage: storage_usage, mapped_at_creation: false })
-        })
-        .collect();
     let consts: Vec<wgpu::Buffer> = p
         .consts
         .iter()
-        .map(|data| dev.create_buffer_init(&wgpu::util::BufferInitDescriptor { label: Some("const"), contents: data, usage: storage_usage }))
+        .map(|data| {
+            ctx.device.create_buffer_init(&wgpu::util::BufferInitDescriptor { label: Some("const"), contents: data, usage: storage_usage })
+        })
         .collect();
-    let buffers = Buffers { arenas: &arenas, params: &params, consts: &consts };
     let mut dispatches = Vec::new();
     for (i, plan) in plans.iter().enumerate() {
         let Some(plan) = plan else { continue };
@@ -110,11 +138,10 @@ pub fn compile(ctx: &Arc<DeviceContext>, graph: &Graph, opts: &CompileOptions) -
                     Buf::Temp(j) => arena_locs[plan.temps[j]],
                 }
             };
-            let d = build_dispatch(ctx, &buffers, k, locate).map_err(|e| e.at_node(i, op_label(&node.op)))?;
+            let d = build_dispatch(ctx, k, locate).map_err(|e| e.at_node(i, op_label(&node.op)))?;
             dispatches.push(d);
         }
     }
-    let sig = Signature::of(graph);
     let inputs = graph.inputs().iter().map(|id| resolve(p.storage[&Value::first(*id)])).collect();
     let outputs = graph
         .outputs()
@@ -124,8 +151,23 @@ pub fn compile(ctx: &Arc<DeviceContext>, graph: &Graph, opts: &CompileOptions) -
             Ok(OutputSlot { loc: resolve(p.storage[v]), bytes: nbytes(&t), dtype: t.0, shape: t.1 })
         })
         .collect::<Result<Vec<_>>>()?;
-    let param_names = p.params.iter().map(|(n, _, _)| n.clone()).collect();
-    Ok(WgpuExecutable::new(ctx.clone(), sig, arenas, params, param_names, consts, dispatches, inputs, outputs))
+    Ok(Program { arena_sizes, consts, dispatches, inputs, outputs })
+}
+
+/// Checks that every dtype of `graph` can be computed on this device (before any variant is built).
+pub(crate) fn check_dtypes(ctx: &DeviceContext, graph: &Graph) -> Result<()> {
+    for (i, node) in graph.nodes().iter().enumerate() {
+        for t in &node.outputs {
+            if !ctx.caps.supports(t.dtype) {
+                return Err(Error::new(
+                    backend_api::ErrorKind::Unsupported,
+                    format!("dtype {} needs a GPU feature this adapter lacks ({})", t.dtype, ctx.caps.description),
+                )
+                .at_node(i, op_label(&node.op)));
+            }
+        }
+    }
+    Ok(())
 }
 
 fn plan_node(ctx: &Arc<DeviceContext>, p: &mut Planner<'_>, i: usize) -> Result<Option<NodePlan>> {
@@ -148,12 +190,8 @@ fn plan_node(ctx: &Arc<DeviceContext>, p: &mut Planner<'_>, i: usize) -> Result<
             return Ok(None);
         }
         Op::Param(a) => {
-            let idx = match p.params.iter().position(|(n, _, _)| *n == a.name) {
-                Some(k) => k,
-                None => {
-                    p.params.push((a.name.clone(), a.dtype, a.shape.clone()));
-                    p.params.len() - 1
-                }
+            let Some(idx) = p.sig.params.iter().position(|s| s.name == a.name) else {
+                bail!(Input, "param {:?} missing from the signature", a.name);
             };
             p.storage.insert(me, Storage::Fixed(Home::Param(idx), bindable(nbytes(&out_types[0]))));
             return Ok(None);
@@ -189,22 +227,6 @@ fn plan_node(ctx: &Arc<DeviceContext>, p: &mut Planner<'_>, i: usize) -> Result<
     }
 }
 
-struct Buffers<'a> {
-    arenas: &'a [wgpu::Buffer],
-    params: &'a [wgpu::Buffer],
-    consts: &'a [wgpu::Buffer],
-}
-
-impl Buffers<'_> {
-    fn get(&self, h: Home) -> &wgpu::Buffer {
-        match h {
-            Home::Arena(k) => &self.arenas[k],
-            Home::Param(k) => &self.params[k],
-            Home::Const(k) => &self.consts[k],
-        }
-    }
-}
-
 fn grid_dims(ctx: &DeviceContext, grid: Grid) -> Result<[u32; 3]> {
     let max = ctx.caps.limits.max_compute_workgroups_per_dimension as u64;
     match grid {
@@ -226,7 +248,7 @@ fn grid_dims(ctx: &DeviceContext, grid: Grid) -> Result<[u32; 3]> {
     }
 }
 
-fn build_dispatch(ctx: &DeviceContext, bufs: &Buffers<'_>, k: &Kernel, locate: impl Fn(Buf) -> Loc) -> Result<Dispatch> {
+fn build_dispatch(ctx: &DeviceContext, k: &Kernel, locate: impl Fn(Buf) -> Loc) -> Result<DispatchSpec> {
     let lim = &ctx.caps.limits;
     if k.bindings.len() as u32 > lim.max_storage_buffers_per_shader_stage {
         bail!(DeviceLimit, "kernel needs {} storage buffers, device allows {}", k.bindings.len(), lim.max_storage_buffers_per_shader_stage);
@@ -247,17 +269,5 @@ fn build_dispatch(ctx: &DeviceContext, bufs: &Buffers<'_>, k: &Kernel, locate: i
             bail!(DeviceLimit, "a tensor of {} bytes exceeds max_storage_buffer_binding_size {}", l.size, lim.max_storage_buffer_binding_size);
         }
     }
-    let mut entries = vec![wgpu::BindGroupEntry { binding: 0, resource: ubuf.as_entire_binding() }];
-    for (j, l) in locs.iter().enumerate() {
-        entries.push(wgpu::BindGroupEntry {
-            binding: j as u32 + 1,
-            resource: wgpu::BindingResource::Buffer(wgpu::BufferBinding {
-                buffer: bufs.get(l.home),
-                offset: l.offset,
-                size: std::num::NonZeroU64::new(l.size),
-            }),
-        });
-    }
-    let bind_group = ctx.device.create_bind_group(&wgpu::BindGroupDescriptor { label: None, layout: &pipe.layout, entries: &entries });
-    Ok(Dispatch { pipeline: pipe, bind_group, workgroups: grid_dims(ctx, k.grid)?, _params: ubuf })
+    Ok(DispatchSpec { pipeline: pipe, uniform: ubuf, bindings: locs, workgroups: grid_dims(ctx, k.grid)? })
 }

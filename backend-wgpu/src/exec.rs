@@ -1,200 +1,255 @@
-//! The executable: `set_param` uploads once; `run` writes inputs, records every dispatch in one
-//! encoder, submits once and reads all outputs back through one mapped staging buffer.
+//! The executable: params uploaded once into buffers shared by every variant and clone; one
+//! compiled [`Program`] per binding of the graph's symbols (an LRU cache shared by clones); per
+//! executable, an [`Instance`] (arenas and bind groups) per program. `run` writes inputs, records
+//! every dispatch in one encoder, submits once and reads all host outputs back through one mapped
+//! staging buffer.
 
+use crate::compile::{build_program, check_dtypes, Program};
 use crate::device::DeviceContext;
-use crate::pipelines::Pipeline;
-use crate::plan::{Home, Loc};
-use backend_api::{bail, check_run_inputs, check_slot, DType, Error, ErrorKind, Executable, Result, Signature, Tensor, TensorView};
-use std::sync::Arc;
+use crate::instance::Instance;
+use crate::lru::Lru;
+use crate::params::ParamStore;
+use crate::plan::bindable;
+use crate::resident::{read_mapped, WgpuTensor};
+use backend_api::{
+    bail, check_feeds, check_placement, Bindings, CompileOptions, DType, DeviceTensor, Executable, Feed, Fetched, Graph,
+    Placement, Result, Signature, Tensor, TensorView,
+};
+use std::sync::{Arc, Mutex};
 
-/// One recorded dispatch.
-pub struct Dispatch {
-    /// The pipeline.
-    pub pipeline: Arc<Pipeline>,
-    /// Its bind group (built at compile).
-    pub bind_group: wgpu::BindGroup,
-    /// Workgroup grid.
-    pub workgroups: [u32; 3],
-    /// Keeps the params uniform alive.
-    pub _params: wgpu::Buffer,
+/// What every clone of an executable shares.
+struct Shared {
+    ctx: Arc<DeviceContext>,
+    /// The graph as built (symbolic dims allowed).
+    graph: Graph,
+    sig: Signature,
+    opts: CompileOptions,
+    params: ParamStore,
+    programs: Mutex<Lru<Bindings, Arc<Program>>>,
 }
 
-/// Where a graph output is and what it holds.
-pub struct OutputSlot {
-    /// Its range.
-    pub loc: Loc,
-    /// Exact byte count (the range may be padded).
-    pub bytes: u64,
-    /// Dtype.
-    pub dtype: DType,
-    /// Shape.
-    pub shape: Vec<usize>,
+impl Shared {
+    /// The program for `b`, compiled on first use.
+    fn program(&self, b: &Bindings) -> Result<Arc<Program>> {
+        let Ok(mut cache) = self.programs.lock() else { bail!(Device, "the variant cache lock was poisoned by a panic") };
+        let p = cache.get_or_try_insert(b, || {
+            let bound;
+            let graph = if b.is_empty() && !self.graph.has_symbols() {
+                &self.graph
+            } else {
+                bound = self.graph.bind_symbols(b)?;
+                &bound
+            };
+            let program = build_program(&self.ctx, graph, &self.sig, &self.opts)
+                .map_err(|e| if b.is_empty() { e } else { e.context(format!("compiling the variant for {b}")) })?;
+            Ok(Arc::new(program))
+        })?;
+        Ok(p.clone())
+    }
 }
 
 /// A graph compiled for one wgpu device.
 pub struct WgpuExecutable {
-    ctx: Arc<DeviceContext>,
-    sig: Signature,
-    arenas: Vec<wgpu::Buffer>,
-    params: Vec<wgpu::Buffer>,
-    param_names: Vec<String>,
-    param_set: Vec<bool>,
-    consts: Vec<wgpu::Buffer>,
-    dispatches: Vec<Dispatch>,
-    inputs: Vec<Loc>,
-    outputs: Vec<OutputSlot>,
-    staging: Option<wgpu::Buffer>,
-    staging_offsets: Vec<u64>,
+    shared: Arc<Shared>,
+    instances: Lru<Bindings, Instance>,
 }
 
 impl WgpuExecutable {
-    /// Assembles an executable from what `compile` built.
-    #[allow(clippy::too_many_arguments)]
-    pub(crate) fn new(
-        ctx: Arc<DeviceContext>,
-        sig: Signature,
-        arenas: Vec<wgpu::Buffer>,
-        params: Vec<wgpu::Buffer>,
-        param_names: Vec<String>,
-        consts: Vec<wgpu::Buffer>,
-        dispatches: Vec<Dispatch>,
-        inputs: Vec<Loc>,
-        outputs: Vec<OutputSlot>,
-    ) -> WgpuExecutable {
-        let mut staging_offsets = Vec::with_capacity(outputs.len());
-        let mut total = 0u64;
-        for o in &outputs {
-            staging_offsets.push(total);
-            total += o.loc.size;
-        }
-        let staging = (total > 0).then(|| {
-            ctx.device.create_buffer(&wgpu::BufferDescriptor {
-                label: Some("readback"),
-                size: total,
-                usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
-                mapped_at_creation: false,
-            })
+    /// Validates `graph` and, when its shapes are static, compiles it (every pipeline, bind group
+    /// and buffer). A graph with symbolic dims is compiled per binding at run.
+    pub(crate) fn compile(ctx: &Arc<DeviceContext>, graph: &Graph, opts: &CompileOptions) -> Result<WgpuExecutable> {
+        graph.validate()?;
+        check_dtypes(ctx, graph)?;
+        let sig = Signature::of(graph);
+        let params = ParamStore::new(ctx, &sig)?;
+        let shared = Arc::new(Shared {
+            ctx: ctx.clone(),
+            graph: graph.clone(),
+            sig,
+            opts: opts.clone(),
+            params,
+            programs: Mutex::new(Lru::new(opts.max_variants)),
         });
-        let param_set = vec![false; params.len()];
-        WgpuExecutable {
-            ctx, sig, arenas, params, param_names, param_set, consts, dispatches, inputs, outputs, staging, staging_offsets,
+        let mut exe = WgpuExecutable { shared, instances: Lru::new(opts.max_variants) };
+        if !graph.has_symbols() {
+            exe.instance(&Bindings::new())?;
         }
+        Ok(exe)
     }
 
-    /// Number of kernel dispatches one run records.
+    /// Number of kernel dispatches the most recently used variant records per run.
     pub fn dispatch_count(&self) -> usize {
-        self.dispatches.len()
+        self.instances.most_recent().map_or(0, |i| i.program.dispatches.len())
     }
 
-    fn buffer(&self, h: Home) -> &wgpu::Buffer {
-        match h {
-            Home::Arena(k) => &self.arenas[k],
-            Home::Param(k) => &self.params[k],
-            Home::Const(k) => &self.consts[k],
-        }
+    /// Number of compiled variants this executable holds instances of.
+    pub fn variant_count(&self) -> usize {
+        self.instances.len()
     }
 
-    fn write(&self, loc: Loc, bytes: &[u8]) {
-        if bytes.is_empty() {
-            return;
-        }
-        let buf = self.buffer(loc.home);
-        if bytes.len() % 4 == 0 {
-            self.ctx.queue.write_buffer(buf, loc.offset, bytes);
-        } else {
-            let mut padded = bytes.to_vec();
-            padded.resize(bytes.len().div_ceil(4) * 4, 0);
-            self.ctx.queue.write_buffer(buf, loc.offset, &padded);
-        }
+    fn instance(&mut self, b: &Bindings) -> Result<&mut Instance> {
+        let shared = &self.shared;
+        self.instances.get_or_try_insert(b, || Instance::new(&shared.ctx, shared.program(b)?, &shared.params))
     }
+}
 
-    /// Writes a run input or param. Bool bytes other than 0 read as true (§1.1) and ops always
-    /// write 0 or 1, so they are normalised here, once, instead of in every kernel.
-    fn write_value(&self, loc: Loc, v: &TensorView<'_>) {
-        if v.dtype() == DType::Bool && v.bytes().iter().any(|&b| b > 1) {
-            let norm: Vec<u8> = v.bytes().iter().map(|&b| (b != 0) as u8).collect();
-            self.write(loc, &norm);
-        } else {
-            self.write(loc, v.bytes());
-        }
+/// Writes host bytes at `offset` of `buf`. Bool bytes other than 0 read as true (§1.1) and ops
+/// always write 0 or 1, so they are normalised here, once, instead of in every kernel.
+pub(crate) fn write_value(ctx: &DeviceContext, buf: &wgpu::Buffer, offset: u64, v: &TensorView<'_>) {
+    let bytes = v.bytes();
+    if bytes.is_empty() {
+        return;
     }
+    let needs_copy = bytes.len() % 4 != 0 || (v.dtype() == DType::Bool && bytes.iter().any(|&b| b > 1));
+    if !needs_copy {
+        ctx.queue.write_buffer(buf, offset, bytes);
+        return;
+    }
+    let mut data: Vec<u8> = if v.dtype() == DType::Bool { bytes.iter().map(|&b| (b != 0) as u8).collect() } else { bytes.to_vec() };
+    data.resize(bytes.len().div_ceil(4) * 4, 0);
+    ctx.queue.write_buffer(buf, offset, &data);
+}
 
-    fn read_back(&self, staging: &wgpu::Buffer) -> Result<Vec<Tensor>> {
-        let slice = staging.slice(..);
-        let (tx, rx) = std::sync::mpsc::channel();
-        slice.map_async(wgpu::MapMode::Read, move |r| {
-            let _ = tx.send(r);
-        });
-        self.ctx
-            .device
-            .poll(wgpu::PollType::wait_indefinitely())
-            .map_err(|e| Error::new(ErrorKind::Device, format!("waiting for the GPU: {e}")))?;
-        match rx.recv() {
-            Ok(Ok(())) => {}
-            Ok(Err(e)) => bail!(Device, "mapping the readback buffer failed: {e}"),
-            Err(_) => bail!(Device, "the readback mapping never completed"),
-        }
-        let view = slice.get_mapped_range().map_err(|e| Error::new(ErrorKind::Device, format!("{e}")))?;
-        let mut out = Vec::with_capacity(self.outputs.len());
-        for (o, &off) in self.outputs.iter().zip(&self.staging_offsets) {
-            let bytes = view[off as usize..(off + o.bytes) as usize].to_vec();
-            out.push(Tensor::from_bytes(o.dtype, &o.shape, bytes)?);
-        }
-        drop(view);
-        staging.unmap();
-        Ok(out)
+/// The wgpu storage behind a device feed, checked to belong to this device.
+fn own_device_value<'a>(ctx: &Arc<DeviceContext>, name: &str, d: &'a DeviceTensor) -> Result<&'a WgpuTensor> {
+    match d.downcast::<WgpuTensor>() {
+        Some(t) if Arc::ptr_eq(&t.ctx, ctx) => Ok(t),
+        Some(_) => bail!(Input, "input {name:?} is a device value of another wgpu device; read it to the host first"),
+        None => bail!(
+            Input,
+            "input {name:?} is a device value of backend {:?}; wgpu takes only its own device values (read it to the host first)",
+            d.backend()
+        ),
     }
 }
 
 impl Executable for WgpuExecutable {
     fn signature(&self) -> &Signature {
-        &self.sig
+        &self.shared.sig
     }
 
     fn set_param(&mut self, name: &str, value: TensorView<'_>) -> Result<()> {
-        let Some(k) = self.param_names.iter().position(|n| n == name) else {
-            bail!(Input, "unknown param {name:?}; the graph's params are {:?}", self.param_names);
-        };
-        let Some(slot) = self.sig.params.iter().find(|s| s.name == name) else {
-            bail!(Input, "param {name:?} missing from the signature");
-        };
-        check_slot(slot, &value, &mut Vec::new())?;
-        self.write_value(Loc { home: Home::Param(k), offset: 0, size: 0 }, &value);
-        self.param_set[k] = true;
-        Ok(())
+        self.shared.params.upload(&self.shared.ctx, &self.shared.sig, name, &value)
     }
 
-    fn run(&mut self, inputs: &[(&str, TensorView<'_>)]) -> Result<Vec<Tensor>> {
-        let ordered = check_run_inputs(&self.sig, inputs)?;
-        if let Some(k) = self.param_set.iter().position(|s| !s) {
-            bail!(Input, "param {:?} was never set; call set_param before run", self.param_names[k]);
-        }
-        let dev = &self.ctx.device;
-        let scope = dev.push_error_scope(wgpu::ErrorFilter::Validation);
-        for (loc, v) in self.inputs.iter().zip(&ordered) {
-            self.write_value(*loc, v);
-        }
-        let mut enc = dev.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("run") });
-        {
-            let mut pass = enc.begin_compute_pass(&wgpu::ComputePassDescriptor { label: None, timestamp_writes: None });
-            for d in &self.dispatches {
-                pass.set_pipeline(&d.pipeline.pipeline);
-                pass.set_bind_group(0, &d.bind_group, &[]);
-                pass.dispatch_workgroups(d.workgroups[0], d.workgroups[1], d.workgroups[2]);
+    fn run_with(&mut self, inputs: &[(&str, Feed<'_>)], placement: &[Placement]) -> Result<Vec<Fetched>> {
+        let shared = self.shared.clone();
+        let (feeds, bindings) = check_feeds(&shared.sig, inputs)?;
+        check_placement(&shared.sig, placement)?;
+        shared.params.check_all_set(&shared.sig)?;
+        let ctx = &shared.ctx;
+        let inst = self.instance(&bindings)?;
+        let scope = ctx.device.push_error_scope(wgpu::ErrorFilter::Validation);
+        let mut enc = ctx.device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("run") });
+        for (k, (f, slot)) in feeds.iter().zip(&shared.sig.inputs).enumerate() {
+            let Some(loc) = inst.input(k) else { bail!(Device, "no memory planned for input {:?}", slot.name) };
+            let buf = inst.buffer(loc.home, &shared.params)?;
+            match f {
+                Feed::Host(v) => write_value(ctx, buf, loc.offset, v),
+                Feed::Device(d) => {
+                    let t = own_device_value(ctx, &slot.name, d)?;
+                    let n = t.bytes.div_ceil(4) * 4;
+                    if n > 0 {
+                        enc.copy_buffer_to_buffer(&t.buffer, 0, buf, loc.offset, n);
+                    }
+                }
             }
         }
-        if let Some(st) = &self.staging {
-            for (o, &off) in self.outputs.iter().zip(&self.staging_offsets) {
-                enc.copy_buffer_to_buffer(self.buffer(o.loc.home), o.loc.offset, st, off, o.loc.size);
-            }
-        }
-        self.ctx.queue.submit([enc.finish()]);
+        record(inst, &mut enc);
+        let device_outs = copy_outputs(ctx, inst, &shared.params, &mut enc, placement)?;
+        ctx.queue.submit([enc.finish()]);
         if let Some(e) = pollster::block_on(scope.pop()) {
             bail!(Device, "the GPU rejected the run: {e}");
         }
-        match &self.staging {
-            Some(st) => self.read_back(st),
-            None => self.outputs.iter().map(|o| Tensor::from_bytes(o.dtype, &o.shape, vec![])).collect(),
+        gather_outputs(ctx, inst, placement, device_outs)
+    }
+
+    fn clone_shared(&self) -> Result<Box<dyn Executable>> {
+        let mut exe = WgpuExecutable { shared: self.shared.clone(), instances: Lru::new(self.shared.opts.max_variants) };
+        if !self.shared.graph.has_symbols() {
+            exe.instance(&Bindings::new())?;
+        }
+        Ok(Box::new(exe))
+    }
+}
+
+/// Records every dispatch of the program into one compute pass.
+fn record(inst: &Instance, enc: &mut wgpu::CommandEncoder) {
+    let mut pass = enc.begin_compute_pass(&wgpu::ComputePassDescriptor { label: None, timestamp_writes: None });
+    for (d, bg) in inst.program.dispatches.iter().zip(&inst.bind_groups) {
+        pass.set_pipeline(&d.pipeline.pipeline);
+        pass.set_bind_group(0, bg, &[]);
+        pass.dispatch_workgroups(d.workgroups[0], d.workgroups[1], d.workgroups[2]);
+    }
+}
+
+/// Copies host-placed outputs into the staging buffer and device-placed ones into fresh buffers.
+fn copy_outputs(
+    ctx: &Arc<DeviceContext>,
+    inst: &Instance,
+    params: &ParamStore,
+    enc: &mut wgpu::CommandEncoder,
+    placement: &[Placement],
+) -> Result<Vec<Option<WgpuTensor>>> {
+    let mut device = Vec::with_capacity(inst.program.outputs.len());
+    for (i, (o, &off)) in inst.program.outputs.iter().zip(&inst.staging_offsets).enumerate() {
+        let src = inst.buffer(o.loc.home, params)?;
+        match placement.get(i).copied().unwrap_or_default() {
+            Placement::Host => {
+                if let Some(st) = &inst.staging {
+                    enc.copy_buffer_to_buffer(src, o.loc.offset, st, off, o.loc.size);
+                }
+                device.push(None);
+            }
+            Placement::Device => {
+                let size = bindable(o.bytes);
+                let t = WgpuTensor::alloc(ctx, size, o.bytes, o.dtype, o.shape.clone());
+                enc.copy_buffer_to_buffer(src, o.loc.offset, &t.buffer, 0, size.min(o.loc.size));
+                device.push(Some(t));
+            }
         }
     }
+    Ok(device)
+}
+
+/// Reads host-placed outputs back (one map) and wraps device-placed ones.
+fn gather_outputs(
+    ctx: &DeviceContext,
+    inst: &Instance,
+    placement: &[Placement],
+    device: Vec<Option<WgpuTensor>>,
+) -> Result<Vec<Fetched>> {
+    let outputs = &inst.program.outputs;
+    let any_host = (0..outputs.len()).any(|i| placement.get(i).copied().unwrap_or_default() == Placement::Host);
+    let mut host: Vec<Option<Tensor>> = Vec::with_capacity(outputs.len());
+    let read_all = |view: &[u8]| -> Result<Vec<Option<Tensor>>> {
+        let mut v = Vec::with_capacity(outputs.len());
+        for (i, (o, &off)) in outputs.iter().zip(&inst.staging_offsets).enumerate() {
+            if placement.get(i).copied().unwrap_or_default() == Placement::Device {
+                v.push(None);
+                continue;
+            }
+            let Some(bytes) = view.get(off as usize..(off + o.bytes) as usize) else {
+                bail!(Device, "output {i} lies outside the readback buffer")
+            };
+            v.push(Some(Tensor::from_bytes(o.dtype, &o.shape, bytes.to_vec())?));
+        }
+        Ok(v)
+    };
+    match (&inst.staging, any_host) {
+        (Some(st), true) => host = read_mapped(ctx, st, read_all)?,
+        _ => host.resize(outputs.len(), None),
+    }
+    let mut out = Vec::with_capacity(outputs.len());
+    for (i, (h, d)) in host.into_iter().zip(device).enumerate() {
+        out.push(match (h, d) {
+            (_, Some(t)) => Fetched::Device(DeviceTensor::new(Arc::new(t))),
+            (Some(t), None) => Fetched::Host(t),
+            (None, None) => {
+                let Some(o) = outputs.get(i) else { bail!(Device, "output {i} missing") };
+                Fetched::Host(Tensor::from_bytes(o.dtype, &o.shape, vec![])?)
+            }
+        });
+    }
+    Ok(out)
 }

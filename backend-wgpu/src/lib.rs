@@ -6,9 +6,14 @@
 //! and adapter instead.
 #![warn(missing_docs)]
 
+pub mod adapters;
 mod compile;
 pub mod device;
 mod exec;
+mod instance;
+mod lru;
+mod params;
+mod resident;
 pub mod lower;
 pub mod pipelines;
 pub mod plan;
@@ -37,7 +42,7 @@ impl WgpuBackend {
 
     /// Compiles to the concrete executable type (for benchmarks that want its extras).
     pub fn compile_wgpu(&self, graph: &Graph, options: &CompileOptions) -> Result<WgpuExecutable> {
-        compile::compile(&self.ctx, graph, options)
+        WgpuExecutable::compile(&self.ctx, graph, options)
     }
 }
 
@@ -55,7 +60,7 @@ impl Backend for WgpuBackend {
     }
 
     fn compile(&self, graph: &Graph, options: &CompileOptions) -> Result<Box<dyn Executable>> {
-        Ok(Box::new(compile::compile(&self.ctx, graph, options)?))
+        Ok(Box::new(WgpuExecutable::compile(&self.ctx, graph, options)?))
     }
 }
 

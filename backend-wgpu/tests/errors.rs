@@ -49,13 +49,15 @@ fn run_and_param_errors() {
 }
 
 #[test]
-fn symbolic_shapes_are_refused_at_compile_for_now() {
+fn a_symbol_no_input_binds_is_an_error_at_run() {
     let be = backend();
     let mut g = GraphBuilder::new();
-    let x = g.input("x", DType::F32, backend_api::Shape(vec!["batch".into(), 3usize.into()])).unwrap();
-    let y = g.unary(UnaryOp::Neg, x).unwrap();
+    let x = g.input("x", DType::F32, [3]).unwrap();
+    let y = g.expand(x, backend_api::Shape(vec!["m".into(), 3usize.into()])).unwrap();
     g.output(y).unwrap();
-    let err = be.compile(&g.build().unwrap(), &Default::default()).err().expect("refused");
-    assert_eq!(err.kind(), ErrorKind::Unsupported);
-    assert!(err.to_string().contains("batch"), "{err}");
+    let mut e = be.compile(&g.build().unwrap(), &Default::default()).unwrap();
+    let x = Tensor::from_slice(&[3], &[1f32, 2.0, 3.0]).unwrap();
+    let err = e.run(&[("x", x.view())]).unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::ShapeBinding);
+    assert!(err.to_string().contains("symbol m is not bound"), "{err}");
 }

@@ -1,0 +1,88 @@
+//! Device-resident values of the wgpu backend: a buffer of their own (not an arena range, which
+//! the next run overwrites), read back only on request.
+
+use crate::device::DeviceContext;
+use backend_api::{bail, DType, DeviceStorage, Error, ErrorKind, Result, Tensor};
+use std::any::Any;
+use std::sync::Arc;
+
+/// An output kept on the device.
+pub(crate) struct WgpuTensor {
+    /// The device it lives on (a value is only accepted by executables of the same device).
+    pub ctx: Arc<DeviceContext>,
+    /// Its buffer, `size` bytes (a multiple of 4, ≥ 16).
+    pub buffer: wgpu::Buffer,
+    /// The exact byte count of the data.
+    pub bytes: u64,
+    dtype: DType,
+    shape: Vec<usize>,
+}
+
+impl WgpuTensor {
+    /// A fresh buffer able to hold `size` bytes (a bindable size).
+    pub fn alloc(ctx: &Arc<DeviceContext>, size: u64, bytes: u64, dtype: DType, shape: Vec<usize>) -> WgpuTensor {
+        let buffer = ctx.device.create_buffer(&wgpu::BufferDescriptor {
+            label: Some("device value"),
+            size,
+            usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_DST | wgpu::BufferUsages::COPY_SRC,
+            mapped_at_creation: false,
+        });
+        WgpuTensor { ctx: ctx.clone(), buffer, bytes, dtype, shape }
+    }
+}
+
+impl DeviceStorage for WgpuTensor {
+    fn dtype(&self) -> DType {
+        self.dtype
+    }
+    fn shape(&self) -> &[usize] {
+        &self.shape
+    }
+    fn backend(&self) -> &str {
+        "wgpu"
+    }
+    fn read(&self) -> Result<Tensor> {
+        let dev = &self.ctx.device;
+        let size = self.buffer.size();
+        let staging = dev.create_buffer(&wgpu::BufferDescriptor {
+            label: Some("device value readback"),
+            size,
+            usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
+            mapped_at_creation: false,
+        });
+        let mut enc = dev.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("read") });
+        enc.copy_buffer_to_buffer(&self.buffer, 0, &staging, 0, size);
+        self.ctx.queue.submit([enc.finish()]);
+        let data = read_mapped(&self.ctx, &staging, |view| match view.get(..self.bytes as usize) {
+            Some(b) => Ok(b.to_vec()),
+            None => bail!(Device, "device value of {} bytes in a buffer of {size}", self.bytes),
+        })?;
+        Tensor::from_bytes(self.dtype, &self.shape, data)
+    }
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+}
+
+/// Maps `staging` for reading (waiting for the GPU), hands its bytes to `f`, unmaps.
+pub(crate) fn read_mapped<T>(ctx: &DeviceContext, staging: &wgpu::Buffer, f: impl FnOnce(&[u8]) -> Result<T>) -> Result<T> {
+    let slice = staging.slice(..);
+    let (tx, rx) = std::sync::mpsc::channel();
+    slice.map_async(wgpu::MapMode::Read, move |r| {
+        let _ = tx.send(r);
+    });
+    ctx.device
+        .poll(wgpu::PollType::wait_indefinitely())
+        .map_err(|e| Error::new(ErrorKind::Device, format!("waiting for the GPU: {e}")))?;
+    match rx.recv() {
+        Ok(Ok(())) => {}
+        Ok(Err(e)) => bail!(Device, "mapping the readback buffer failed: {e}"),
+        Err(_) => bail!(Device, "the readback mapping never completed"),
+    }
+    let result = {
+        let view = slice.get_mapped_range().map_err(|e| Error::new(ErrorKind::Device, format!("{e}")))?;
+        f(&view)
+    };
+    staging.unmap();
+    result
+}

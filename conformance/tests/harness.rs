@@ -3,7 +3,7 @@
 //! skipped (not failed) where it is unsupported.
 
 use backend_api::{
-    bail, Backend, Capabilities, CompileOptions, DType, Executable, Graph, Result, Signature, Tensor, TensorView,
+    bail, Backend, Capabilities, CompileOptions, DType, Executable, Feed, Fetched, Placement, Graph, Result, Signature, Tensor, TensorView,
 };
 use conformance::{proptest_config, variants, Runner, Status, REFERENCE};
 
@@ -47,6 +47,12 @@ impl Executable for PerturbedExe {
                 _ => Ok(t),
             })
             .collect()
+    }
+    fn run_with(&mut self, inputs: &[(&str, Feed<'_>)], placement: &[Placement]) -> Result<Vec<Fetched>> {
+        self.0.run_with(inputs, placement)
+    }
+    fn clone_shared(&self) -> Result<Box<dyn Executable>> {
+        Ok(Box::new(PerturbedExe(self.0.clone_shared()?)))
     }
 }
 

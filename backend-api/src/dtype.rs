@@ -4,6 +4,7 @@ use std::fmt;
 
 /// The element type of a tensor. Every tensor is little-endian, row-major and contiguous.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub enum DType {
     /// IEEE binary32.
     F32,

@@ -8,10 +8,12 @@ use std::fmt;
 
 /// Index of a node in its graph.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub struct NodeId(pub usize);
 
 /// One output of one node.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize), serde(deny_unknown_fields))]
 pub struct Value {
     /// The producing node.
     pub node: NodeId,
@@ -34,6 +36,7 @@ impl fmt::Display for Value {
 
 /// The dtype and shape of a value.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize), serde(deny_unknown_fields))]
 pub struct TensorType {
     /// Element type.
     pub dtype: DType,
@@ -64,6 +67,7 @@ impl fmt::Display for TensorType {
 
 /// One node: op, input values, inferred output types.
 #[derive(Clone, Debug, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize), serde(deny_unknown_fields))]
 pub struct Node {
     /// The op and its canonical attributes.
     pub op: Op,
@@ -75,6 +79,7 @@ pub struct Node {
 
 /// A validated graph. Built with [`crate::GraphBuilder`] or checked by [`Graph::from_parts`].
 #[derive(Clone, Debug, PartialEq, Default)]
+#[cfg_attr(feature = "serde", derive(serde::Deserialize), serde(try_from = "crate::json::codec::GraphParts"))]
 pub struct Graph {
     pub(crate) nodes: Vec<Node>,
     pub(crate) outputs: Vec<Value>,

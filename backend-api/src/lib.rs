@@ -19,12 +19,15 @@ mod dtype;
 mod error;
 mod graph;
 pub mod infer;
+#[cfg(feature = "serde")]
+pub mod json;
 pub mod npy;
 pub mod op;
 pub mod philox;
 mod registry;
 pub mod shape;
 pub mod spec;
+pub mod trace;
 mod tensor;
 
 pub use backend::{

@@ -48,6 +48,7 @@ impl fmt::Display for Dim {
 
 /// A list of dims. Rank 0 is a scalar.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, Default)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub struct Shape(pub Vec<Dim>);
 
 impl Shape {

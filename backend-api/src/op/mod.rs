@@ -15,6 +15,7 @@ use std::sync::Arc;
 
 /// A graph input, bound by name at run (§2.1.1).
 #[derive(Clone, Debug, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize), serde(deny_unknown_fields))]
 pub struct InputAttrs {
     /// Non-empty, unique among the graph's inputs and params.
     pub name: String,
@@ -26,6 +27,7 @@ pub struct InputAttrs {
 
 /// A named weight uploaded with `set_param` (§2.1.2). Shapes are static.
 #[derive(Clone, Debug, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize), serde(deny_unknown_fields))]
 pub struct ParamAttrs {
     /// Non-empty name.
     pub name: String,
@@ -37,12 +39,14 @@ pub struct ParamAttrs {
 
 /// A constant tensor stored in the graph (§2.1.3).
 #[derive(Clone, Debug, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize), serde(deny_unknown_fields))]
 pub struct ConstantAttrs {
     /// Element type.
     pub dtype: DType,
     /// Static shape.
     pub shape: Vec<usize>,
     /// `numel · size(dtype)` little-endian bytes; shared so that cloning a graph is cheap.
+    #[cfg_attr(feature = "serde", serde(with = "crate::json::codec::hex_arc"))]
     pub data: Arc<[u8]>,
 }
 
@@ -59,6 +63,7 @@ pub enum DimSpec {
 
 /// `Narrow`: a strided slice along one axis (§2.3.3).
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize), serde(deny_unknown_fields))]
 pub struct NarrowAttrs {
     /// Canonical axis.
     pub axis: usize,
@@ -72,10 +77,12 @@ pub struct NarrowAttrs {
 
 /// How `Pad` fills the border (§2.3.7).
 #[derive(Clone, Copy, Debug, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize), serde(deny_unknown_fields))]
 pub enum PadMode {
     /// A constant, converted to the dtype by the `Cast` rules (from F64).
     Constant {
         /// The fill value (finite).
+        #[cfg_attr(feature = "serde", serde(with = "crate::json::codec::float64"))]
         value: f64,
     },
     /// Mirror without repeating the edge (numpy `reflect`).
@@ -86,6 +93,7 @@ pub enum PadMode {
 
 /// `Pad` attributes (§2.3.7).
 #[derive(Clone, Debug, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize), serde(deny_unknown_fields))]
 pub struct PadAttrs {
     /// Elements added before each axis.
     pub pads_begin: Vec<usize>,
@@ -97,6 +105,7 @@ pub struct PadAttrs {
 
 /// `Reduce` attributes (§2.5.1).
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize), serde(deny_unknown_fields))]
 pub struct ReduceAttrs {
     /// The reduction.
     pub op: ReduceOp,
@@ -108,6 +117,7 @@ pub struct ReduceAttrs {
 
 /// `DotGeneral` attributes (§2.6.2). All axes canonical.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize), serde(deny_unknown_fields))]
 pub struct DotGeneralAttrs {
     /// Batch axes of `lhs`.
     pub lhs_batch: Vec<usize>,
@@ -121,16 +131,19 @@ pub struct DotGeneralAttrs {
 
 /// `LayerNorm` / `RmsNorm` attributes (§2.7.4–2.7.5). Has `beta` iff the node has 3 inputs.
 #[derive(Clone, Copy, Debug, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize), serde(deny_unknown_fields))]
 pub struct NormAttrs {
     /// First normalised axis (canonical).
     pub axis: usize,
     /// Finite, ≥ 0.
+    #[cfg_attr(feature = "serde", serde(with = "crate::json::codec::float32"))]
     pub eps: f32,
 }
 
 /// One op with its attributes. Families with sub-ops nest an enum (`Unary(UnaryOp)`), so that
 /// adding a sub-op is a compile error wherever it is not handled.
 #[derive(Clone, Debug, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize), serde(deny_unknown_fields))]
 pub enum Op {
     // ---- leaves (§2.1)
     /// A graph input.

@@ -9,6 +9,7 @@ macro_rules! subop_enum {
     ($(#[$m:meta])* $enum:ident { $($(#[$vm:meta])* $v:ident => $dt:expr, $tol:ident;)* }) => {
         $(#[$m])*
         #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+        #[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
         pub enum $enum { $($(#[$vm])* $v,)* }
 
         impl $enum {

@@ -3,6 +3,7 @@
 /// How `q`, `k`, `v` and the output of `Attention` are laid out (§2.8.1). Always explicit: guessing
 /// it from shapes is ambiguous when the sequence length equals the head count.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub enum AttnLayout {
     /// `[B, H, S, D]`.
     Bhsd,
@@ -16,6 +17,7 @@ pub enum AttnLayout {
 
 /// The structural attention mask (§2.8.1).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize), serde(deny_unknown_fields))]
 pub enum MaskKind {
     /// Every key is allowed.
     None,
@@ -30,6 +32,7 @@ pub enum MaskKind {
 
 /// Where query 0 sits relative to the keys for the structural masks (§2.8.1).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub enum MaskAlign {
     /// Queries aligned with the end of the keys (`δ = Sk − Sq`), as with a KV cache.
     End,
@@ -39,6 +42,7 @@ pub enum MaskAlign {
 
 /// `Attention` (§2.8.1).
 #[derive(Clone, Copy, Debug, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize), serde(deny_unknown_fields))]
 pub struct AttentionAttrs {
     /// Tensor layout.
     pub layout: AttnLayout,
@@ -51,8 +55,10 @@ pub struct AttentionAttrs {
     /// Mask alignment (default `End`).
     pub mask_align: MaskAlign,
     /// Logit scale; `None` means `1/√D`. Finite when present.
+    #[cfg_attr(feature = "serde", serde(default, with = "crate::json::codec::opt_float32"))]
     pub scale: Option<f32>,
     /// Logit soft-cap `c`; finite and > 0 when present.
+    #[cfg_attr(feature = "serde", serde(default, with = "crate::json::codec::opt_float32"))]
     pub softcap: Option<f32>,
     /// A Bool `keep_mask` input follows `v`.
     pub has_keep_mask: bool,
@@ -80,6 +86,7 @@ impl AttentionAttrs {
 
 /// Which input `AttentionBackward` differentiates with respect to (§2.8.2).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub enum AttnGrad {
     /// `dq`, shape of `q`.
     Query,
@@ -91,6 +98,7 @@ pub enum AttnGrad {
 
 /// `AttentionBackward` (§2.8.2): the forward op's attributes plus the gradient produced.
 #[derive(Clone, Copy, Debug, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize), serde(deny_unknown_fields))]
 pub struct AttentionBackwardAttrs {
     /// Every attribute of the forward `Attention`.
     pub forward: AttentionAttrs,
@@ -100,6 +108,7 @@ pub struct AttentionBackwardAttrs {
 
 /// Which pairs of a head `Rope` rotates (§2.8.3).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub enum RopeStyle {
     /// Rotate the two halves of the rotary part (`u` with `u + R/2`).
     NeoX,
@@ -109,6 +118,7 @@ pub enum RopeStyle {
 
 /// `Rope` and `RopeBackward` (§2.8.3–2.8.4).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize), serde(deny_unknown_fields))]
 pub struct RopeAttrs {
     /// Head width `D` ≥ 2.
     pub head_dim: u32,

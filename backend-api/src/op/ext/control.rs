@@ -5,6 +5,7 @@ use crate::Graph;
 
 /// `If` (§2.13.1).
 #[derive(Clone, Debug, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize), serde(deny_unknown_fields))]
 pub struct IfAttrs {
     /// Evaluated when `cond` is true; takes the captures.
     pub then_graph: Graph,
@@ -14,6 +15,7 @@ pub struct IfAttrs {
 
 /// `While` (§2.13.2).
 #[derive(Clone, Debug, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize), serde(deny_unknown_fields))]
 pub struct WhileAttrs {
     /// Takes the loop values, returns one Bool with one element.
     pub cond_graph: Graph,

@@ -19,6 +19,7 @@ pub fn expand_list(list: &[usize], s: usize, default: usize, what: &str) -> Resu
 
 /// `Conv` (§2.9.1). The kernel size comes from the weight's shape.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize), serde(deny_unknown_fields))]
 pub struct ConvAttrs {
     /// Strides, each ≥ 1 (default all 1).
     pub stride: Vec<usize>,
@@ -70,6 +71,7 @@ impl ConvAttrs {
 
 /// `ConvTranspose` (§2.9.2): the `Conv` attributes plus `output_padding`.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, Default)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize), serde(deny_unknown_fields))]
 pub struct ConvTransposeAttrs {
     /// Stride, dilation, pads, groups and bias flag, as `Conv`.
     pub conv: ConvAttrs,
@@ -89,6 +91,7 @@ impl ConvTransposeAttrs {
 
 /// The pooling function (§2.9.3).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub enum PoolKind {
     /// Maximum over the inside points (NaN propagating).
     Max,
@@ -98,6 +101,7 @@ pub enum PoolKind {
 
 /// `Pool` (§2.9.3).
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize), serde(deny_unknown_fields))]
 pub struct PoolAttrs {
     /// Max or Avg.
     pub kind: PoolKind,
@@ -152,6 +156,7 @@ impl PoolAttrs {
 
 /// `Im2Col` (§2.9.4).
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize), serde(deny_unknown_fields))]
 pub struct Im2ColAttrs {
     /// Window size per spatial dim, each ≥ 1.
     pub kernel: Vec<usize>,
@@ -193,6 +198,7 @@ impl Im2ColAttrs {
 
 /// `ResizeNearest` (§2.9.5).
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize), serde(deny_unknown_fields))]
 pub struct ResizeNearestAttrs {
     /// Integer upsampling factor per spatial dim, each ≥ 1.
     pub scales: Vec<u32>,

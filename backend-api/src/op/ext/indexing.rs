@@ -4,6 +4,7 @@ use crate::{DType, Shape};
 
 /// `Gather` (§2.4.1).
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize), serde(deny_unknown_fields))]
 pub struct GatherAttrs {
     /// Canonical axis of `data` that the indices address.
     pub axis: usize,
@@ -11,6 +12,7 @@ pub struct GatherAttrs {
 
 /// `ScatterAdd` (§2.4.2).
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize), serde(deny_unknown_fields))]
 pub struct ScatterAddAttrs {
     /// Canonical axis of `data` that the indices address.
     pub axis: usize,
@@ -18,6 +20,7 @@ pub struct ScatterAddAttrs {
 
 /// `GatherBackward` (§2.4.3).
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize), serde(deny_unknown_fields))]
 pub struct GatherBackwardAttrs {
     /// Canonical axis of the forward `data`.
     pub axis: usize,
@@ -27,6 +30,7 @@ pub struct GatherBackwardAttrs {
 
 /// `ArgMax` / `ArgMin` (§2.5.2–2.5.3).
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize), serde(deny_unknown_fields))]
 pub struct ArgReduceAttrs {
     /// Canonical reduced axis.
     pub axis: usize,
@@ -38,6 +42,7 @@ pub struct ArgReduceAttrs {
 
 /// `TopK` (§2.5.4).
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize), serde(deny_unknown_fields))]
 pub struct TopKAttrs {
     /// How many elements to keep (`k ≤ x.shape[axis]`).
     pub k: usize,
@@ -51,6 +56,7 @@ pub struct TopKAttrs {
 
 /// `Cumsum` and `CumsumBackward` (§2.5.5–2.5.6); the backward op carries the forward's values.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize), serde(deny_unknown_fields))]
 pub struct CumsumAttrs {
     /// Canonical axis of the prefix sums.
     pub axis: usize,

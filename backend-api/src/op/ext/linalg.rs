@@ -2,10 +2,12 @@
 
 /// `GroupedMatMul` (§2.6.4) has no attributes; the struct exists so that every op family has one.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, Default)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize), serde(deny_unknown_fields))]
 pub struct GroupedMatMulAttrs {}
 
 /// `QuantMatMul` and `QuantGroupedMatMul` (§2.6.5–2.6.6).
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize), serde(deny_unknown_fields))]
 pub struct QuantMatMulAttrs {
     /// How the weight `W[N, K]` is stored.
     pub format: QuantFormat,
@@ -16,6 +18,7 @@ pub struct QuantMatMulAttrs {
 /// The GGML names keep ggml's spelling (`Q4_K`) so that they read as in GGUF files.
 #[allow(non_camel_case_types)]
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize), serde(deny_unknown_fields))]
 pub enum QuantFormat {
     /// `w`: I8 `[N, K]`; `scale`: F32/F16 `[N, ⌈K/B⌉]`.
     Int8Block {

@@ -3,6 +3,7 @@
 
 /// `SoftmaxCrossEntropy` and `SoftmaxCrossEntropyBackward` (§2.7.3, §2.16.3).
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize), serde(deny_unknown_fields))]
 pub struct SoftmaxCrossEntropyAttrs {
     /// Canonical class axis (the builder's default is −1).
     pub axis: usize,
@@ -10,17 +11,21 @@ pub struct SoftmaxCrossEntropyAttrs {
 
 /// `GroupNorm` (§2.7.6). Has `beta` iff the node has 3 inputs.
 #[derive(Clone, Copy, Debug, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize), serde(deny_unknown_fields))]
 pub struct GroupNormAttrs {
     /// Number of channel groups `G` ≥ 1; must divide `C`.
     pub num_groups: u32,
     /// Finite, ≥ 0 (spec default 1e−5).
+    #[cfg_attr(feature = "serde", serde(with = "crate::json::codec::float32"))]
     pub eps: f32,
 }
 
 /// `LayerNorm2d` (§2.7.7). Has `beta` iff the node has 3 inputs.
 #[derive(Clone, Copy, Debug, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize), serde(deny_unknown_fields))]
 pub struct LayerNorm2dAttrs {
     /// Finite, ≥ 0.
+    #[cfg_attr(feature = "serde", serde(with = "crate::json::codec::float32"))]
     pub eps: f32,
 }
 
@@ -33,10 +38,12 @@ impl Default for LayerNorm2dAttrs {
 
 /// `FusedResidualLayerNorm` / `FusedResidualRmsNorm` (§2.7.8–2.7.9).
 #[derive(Clone, Copy, Debug, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize), serde(deny_unknown_fields))]
 pub struct FusedResidualNormAttrs {
     /// Canonical first normalised axis.
     pub axis: usize,
     /// Finite, ≥ 0 (spec default 1e−5 for LayerNorm, 1e−6 for RmsNorm).
+    #[cfg_attr(feature = "serde", serde(with = "crate::json::codec::float32"))]
     pub eps: f32,
     /// A `bias` input follows `residual`.
     pub has_bias: bool,
@@ -48,6 +55,7 @@ pub struct FusedResidualNormAttrs {
 
 /// Which gradient a norm backward op produces (§2.16.1–2.16.2).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub enum NormGrad {
     /// `dx`, shape of `x`.
     Input,
@@ -59,10 +67,12 @@ pub enum NormGrad {
 
 /// `LayerNormBackward` / `RmsNormBackward` (§2.16.1–2.16.2).
 #[derive(Clone, Copy, Debug, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize), serde(deny_unknown_fields))]
 pub struct NormBackwardAttrs {
     /// Canonical first normalised axis of the forward op.
     pub axis: usize,
     /// The forward op's `eps`.
+    #[cfg_attr(feature = "serde", serde(with = "crate::json::codec::float32"))]
     pub eps: f32,
     /// The gradient produced.
     pub wrt: NormGrad,

@@ -11,6 +11,7 @@ pub const MAX_REGION_INSTRS: usize = 256;
 /// One instruction of a [`RegionProgram`]. Instruction `k` defines register `k`; every operand is
 /// a register number `< k`.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize), serde(deny_unknown_fields))]
 pub enum RegionInstr {
     /// The element of input `i` at the current (broadcast) output index; dtype of input `i`.
     Input(u32),
@@ -19,6 +20,7 @@ pub enum RegionInstr {
         /// The constant's dtype.
         dtype: DType,
         /// Exactly `dtype.size()` bytes.
+        #[cfg_attr(feature = "serde", serde(with = "crate::json::codec::hex_vec"))]
         bytes: Vec<u8>,
     },
     /// `Unary` (§2.2.1) of register `a`.
@@ -38,6 +40,7 @@ pub enum RegionInstr {
 /// A region program (§2.14.0): `1 ≤ num_inputs ≤ 16`, 1 to 256 instructions in SSA order, and at
 /// least one output register.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize), serde(deny_unknown_fields))]
 pub struct RegionProgram {
     /// Number of tensor inputs the region reads.
     pub num_inputs: u32,
@@ -58,6 +61,7 @@ impl RegionProgram {
 
 /// `ElementwiseRegion` and `BatchElementwiseRegion` (§2.14.1–2.14.2).
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize), serde(deny_unknown_fields))]
 pub struct RegionAttrs {
     /// The fused program.
     pub program: RegionProgram,
@@ -65,6 +69,7 @@ pub struct RegionAttrs {
 
 /// `TransformRegion` (§2.14.3).
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize), serde(deny_unknown_fields))]
 pub struct TransformRegionAttrs {
     /// The fused program.
     pub program: RegionProgram,

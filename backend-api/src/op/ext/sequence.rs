@@ -4,6 +4,7 @@ use crate::Graph;
 
 /// The activation of an Elman `Rnn` (§2.10.1).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub enum RnnNonlinearity {
     /// `tanh` (default).
     Tanh,
@@ -16,6 +17,7 @@ pub enum RnnNonlinearity {
 /// `nonlinearity` is read by `Rnn` only and `linear_before_reset` by `Gru` only; the builder keeps
 /// them at their defaults for the other cells so that equal nodes compare equal.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize), serde(deny_unknown_fields))]
 pub struct RecurrentAttrs {
     /// Hidden size `H` ≥ 1.
     pub hidden_size: u32,
@@ -62,6 +64,7 @@ impl RecurrentAttrs {
 
 /// `SelectiveScan` and `Mamba2` (§2.10.4–2.10.5).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize), serde(deny_unknown_fields))]
 pub struct StateSpaceAttrs {
     /// An initial-state input follows the others (default false).
     pub has_initial_state: bool,
@@ -69,8 +72,10 @@ pub struct StateSpaceAttrs {
 
 /// `GatedDeltaNet` (§2.10.6).
 #[derive(Clone, Copy, Debug, PartialEq, Default)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize), serde(deny_unknown_fields))]
 pub struct GatedDeltaNetAttrs {
     /// Output scale; `None` means `1/√Dk`. Finite when present.
+    #[cfg_attr(feature = "serde", serde(default, with = "crate::json::codec::opt_float32"))]
     pub scale: Option<f32>,
     /// A `state0` input follows `beta` (default false).
     pub has_initial_state: bool,
@@ -78,6 +83,7 @@ pub struct GatedDeltaNetAttrs {
 
 /// `Scan` (§2.10.7): a loop over the leading axis of the sequence inputs.
 #[derive(Clone, Debug, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize), serde(deny_unknown_fields))]
 pub struct ScanAttrs {
     /// Takes `C` carries, `Bc` broadcast values, `X` step slices; returns `C` carries then `Y` values.
     pub body: Graph,

@@ -4,6 +4,7 @@ use crate::{DType, Shape};
 
 /// The scaling convention of `Fft` (§2.11.1), numpy's meaning.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub enum FftNorm {
     /// Forward unscaled, inverse `1/n` (default).
     Backward,
@@ -15,6 +16,7 @@ pub enum FftNorm {
 
 /// `Fft` (§2.11.1).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize), serde(deny_unknown_fields))]
 pub struct FftAttrs {
     /// Inverse transform (default false).
     pub inverse: bool,
@@ -31,6 +33,7 @@ impl Default for FftAttrs {
 
 /// Over which values the `LogMel` floor `max − 8` is taken (§2.11.2).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub enum FloorScope {
     /// Each frame's `n_mels` values (default; this IR's own choice).
     Frame,
@@ -40,6 +43,7 @@ pub enum FloorScope {
 
 /// `LogMel` and `LogMelBackward` (§2.11.2, §2.16.4).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize), serde(deny_unknown_fields))]
 pub struct LogMelAttrs {
     /// The floor's scope (default `Frame`).
     pub floor_scope: FloorScope,
@@ -54,6 +58,7 @@ impl Default for LogMelAttrs {
 
 /// `WelchPeaks` (§2.11.3).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize), serde(deny_unknown_fields))]
 pub struct WelchPeaksAttrs {
     /// Number of bins returned, `≤ n_fft div 2 + 1`.
     pub k: u32,
@@ -63,6 +68,7 @@ pub struct WelchPeaksAttrs {
 
 /// `RngBits` (§2.12.1).
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize), serde(deny_unknown_fields))]
 pub struct RngBitsAttrs {
     /// Output shape.
     pub shape: Shape,
@@ -72,14 +78,17 @@ pub struct RngBitsAttrs {
 
 /// `RngUniform` (§2.12.2).
 #[derive(Clone, Debug, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize), serde(deny_unknown_fields))]
 pub struct RngUniformAttrs {
     /// Output shape.
     pub shape: Shape,
     /// Float output dtype (default F32).
     pub dtype: DType,
     /// Finite lower bound (default 0).
+    #[cfg_attr(feature = "serde", serde(with = "crate::json::codec::float64"))]
     pub low: f64,
     /// Finite upper bound ≥ `low` (default 1).
+    #[cfg_attr(feature = "serde", serde(with = "crate::json::codec::float64"))]
     pub high: f64,
     /// Op seed (default 0).
     pub seed: u64,
@@ -87,14 +96,17 @@ pub struct RngUniformAttrs {
 
 /// `RngNormal` (§2.12.3).
 #[derive(Clone, Debug, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize), serde(deny_unknown_fields))]
 pub struct RngNormalAttrs {
     /// Output shape.
     pub shape: Shape,
     /// Float output dtype (default F32).
     pub dtype: DType,
     /// Finite mean (default 0).
+    #[cfg_attr(feature = "serde", serde(with = "crate::json::codec::float64"))]
     pub mean: f64,
     /// Finite standard deviation ≥ 0 (default 1).
+    #[cfg_attr(feature = "serde", serde(with = "crate::json::codec::float64"))]
     pub std: f64,
     /// Op seed (default 0).
     pub seed: u64,
@@ -102,12 +114,15 @@ pub struct RngNormalAttrs {
 
 /// `Sample` (§2.12.4).
 #[derive(Clone, Copy, Debug, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize), serde(deny_unknown_fields))]
 pub struct SampleAttrs {
     /// Finite, ≥ 0; 0 is greedy (default 1).
+    #[cfg_attr(feature = "serde", serde(with = "crate::json::codec::float32"))]
     pub temperature: f32,
     /// Keep the `top_k` most probable tokens; 0 disables (default 0).
     pub top_k: u32,
     /// Nucleus threshold in `(0, 1]`; 1 disables (default 1).
+    #[cfg_attr(feature = "serde", serde(with = "crate::json::codec::float32"))]
     pub top_p: f32,
     /// Op seed (default 0).
     pub seed: u64,

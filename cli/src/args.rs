@@ -1,0 +1,204 @@
+//! The command line, declared with clap's derive: subcommands, `--help` text and typed values.
+
+use clap::{Args, Parser, Subcommand};
+use std::path::PathBuf;
+
+/// Run, compare, trace and benchmark graph files on any registered backend.
+#[derive(Parser, Debug)]
+#[command(
+    name = "wgml",
+    version,
+    about = "Run, compare, trace and benchmark wgml graph files (JSON) on any registered backend",
+    long_about = "Run, compare, trace and benchmark wgml graph files (JSON, written by \
+                  backend_api::json::to_json) on any registered backend (`wgml backends` lists them).\n\n\
+                  Tensors travel as NumPy .npy files; params as a directory of <name>.npy files or an .npz \
+                  archive (np.savez layout). Errors exit with status 2, a failed comparison with 1.",
+    after_help = "Examples:\n  \
+                  wgml run model.json --backend wgpu --input x=x.npy --params weights.npz --out out/\n  \
+                  wgml compare model.json --backend wgpu --against cpu-ref --random --dim batch=4\n  \
+                  wgml run model.json --backend cpu-ref --random --trace\n  \
+                  wgml bench model.json --backend wgpu --random --iters 100"
+)]
+pub struct Cli {
+    /// What to do.
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// The subcommands.
+#[derive(Subcommand, Debug)]
+pub enum Command {
+    /// Run a graph once: print each output's name, dtype and shape and the compile/upload/run
+    /// times; optionally save the outputs and trace every intermediate value.
+    Run(RunArgs),
+    /// Run a graph on two backends (or one backend against saved outputs) and compare every
+    /// output within tolerances; exits 1 on any mismatch.
+    Compare(CompareArgs),
+    /// List the registered backends and the GPU adapters wgpu sees, with limits and features.
+    Backends,
+    /// Property-test every op of the op table on backends against cpu-ref; print a TSV table.
+    Report(ReportArgs),
+    /// Time repeated runs of a graph (each includes input upload and output readback).
+    Bench(BenchArgs),
+}
+
+/// Where a graph's inputs and params come from (shared by run, compare and bench).
+#[derive(Args, Debug, Clone, Default)]
+pub struct DataArgs {
+    /// An input from a .npy file; repeat for each input.
+    #[arg(long = "input", value_name = "NAME=FILE.npy", value_parser = parse_named_path)]
+    pub inputs: Vec<(String, PathBuf)>,
+    /// Params: a directory with one <param name>.npy per param (a name with `/` maps to
+    /// subdirectories), or an .npz archive with <param name>.npy entries (np.savez layout).
+    #[arg(long, value_name = "DIR|FILE.npz")]
+    pub params: Option<PathBuf>,
+    /// Fill every input and param not given with seeded random data of its declared dtype
+    /// (floats in [-1, 1), signed ints in [-3, 3], unsigned ints in [0, 7], random bools).
+    #[arg(long)]
+    pub random: bool,
+    /// Seed of --random; the same seed gives the same data on every machine.
+    #[arg(long, value_name = "S", default_value_t = 0)]
+    pub seed: u64,
+    /// Binds a symbolic dim for --random inputs (e.g. --dim batch=4); repeat for each symbol.
+    #[arg(long = "dim", value_name = "SYM=N", value_parser = parse_dim)]
+    pub dims: Vec<(String, usize)>,
+}
+
+/// `wgml run`.
+#[derive(Args, Debug)]
+pub struct RunArgs {
+    /// The graph file (JSON).
+    #[arg(value_name = "GRAPH.json")]
+    pub graph: PathBuf,
+    /// Backend name (see `wgml backends`).
+    #[arg(long, short)]
+    pub backend: String,
+    #[command(flatten)]
+    pub data: DataArgs,
+    /// Write out0.npy, out1.npy, … into this directory (created if missing).
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
+    /// Also print shape, dtype, min, max, mean and NaN/inf counts of every intermediate value and
+    /// name the first node that produced a NaN or inf (runs the graph a second time).
+    #[arg(long)]
+    pub trace: bool,
+}
+
+/// `wgml compare`.
+#[derive(Args, Debug)]
+pub struct CompareArgs {
+    /// The graph file (JSON).
+    #[arg(value_name = "GRAPH.json")]
+    pub graph: PathBuf,
+    /// The backend under test.
+    #[arg(long, short)]
+    pub backend: String,
+    /// The reference backend.
+    #[arg(long, value_name = "BACKEND", required_unless_present = "expected", conflicts_with = "expected")]
+    pub against: Option<String>,
+    /// Compare against saved outputs instead: a directory of out0.npy, out1.npy, … (as
+    /// `wgml run --out` writes them, or NumPy).
+    #[arg(long, value_name = "DIR")]
+    pub expected: Option<PathBuf>,
+    #[command(flatten)]
+    pub data: DataArgs,
+    /// Relative tolerance for every float output (default by dtype: F32/C64 1e-4, F16/BF16
+    /// 1e-2, F64 1e-10).
+    #[arg(long, value_name = "R", value_parser = parse_tolerance)]
+    pub rtol: Option<f64>,
+    /// Absolute tolerance for every float output (default by dtype: F32/C64 1e-5, F16/BF16
+    /// 1e-3, F64 1e-12).
+    #[arg(long, value_name = "A", value_parser = parse_tolerance)]
+    pub atol: Option<f64>,
+}
+
+/// `wgml report`.
+#[derive(Args, Debug)]
+pub struct ReportArgs {
+    /// Backend to test; repeat for several (default: wgpu and cpu-ref).
+    #[arg(long = "backend", value_name = "NAME")]
+    pub backends: Vec<String>,
+    /// Property-test cases per op and dtype (default: the suite's fast default, or
+    /// PROPTEST_CASES when set).
+    #[arg(long, value_name = "N")]
+    pub cases: Option<u32>,
+    /// Worker threads.
+    #[arg(long, value_name = "N", default_value_t = 2)]
+    pub threads: usize,
+    /// Also write the markdown table (the format of docs/ops.md) to this file.
+    #[arg(long, value_name = "PATH")]
+    pub docs: Option<PathBuf>,
+    /// Show a progress bar even when stderr is not a terminal.
+    #[arg(long)]
+    pub progress: bool,
+}
+
+/// `wgml bench`.
+#[derive(Args, Debug)]
+pub struct BenchArgs {
+    /// The graph file (JSON).
+    #[arg(value_name = "GRAPH.json")]
+    pub graph: PathBuf,
+    /// Backend name (see `wgml backends`).
+    #[arg(long, short)]
+    pub backend: String,
+    #[command(flatten)]
+    pub data: DataArgs,
+    /// Untimed runs before timing.
+    #[arg(long, value_name = "N", default_value_t = 5)]
+    pub warmup: usize,
+    /// Timed runs.
+    #[arg(long, value_name = "N", default_value_t = 50, value_parser = clap::value_parser!(u64).range(1..))]
+    pub iters: u64,
+    /// Show a progress bar even when stderr is not a terminal.
+    #[arg(long)]
+    pub progress: bool,
+}
+
+/// Parses `NAME=PATH`.
+fn parse_named_path(s: &str) -> Result<(String, PathBuf), String> {
+    match s.split_once('=') {
+        Some((name, path)) if !name.is_empty() && !path.is_empty() => Ok((name.to_string(), PathBuf::from(path))),
+        _ => Err(format!("expected NAME=FILE.npy, got {s:?}")),
+    }
+}
+
+/// Parses `SYM=N`.
+fn parse_dim(s: &str) -> Result<(String, usize), String> {
+    let Some((sym, n)) = s.split_once('=') else { return Err(format!("expected SYM=N, got {s:?}")) };
+    if sym.is_empty() {
+        return Err(format!("expected SYM=N, got {s:?}"));
+    }
+    let n = n.parse::<usize>().map_err(|e| format!("size of {sym:?} in {s:?}: {e}"))?;
+    Ok((sym.to_string(), n))
+}
+
+/// Parses a tolerance: a finite number ≥ 0 (a negative one would fail every comparison).
+fn parse_tolerance(s: &str) -> Result<f64, String> {
+    match s.parse::<f64>() {
+        Ok(t) if t.is_finite() && t >= 0.0 => Ok(t),
+        Ok(_) => Err(format!("tolerance must be a finite number >= 0, got {s}")),
+        Err(e) => Err(format!("{s:?}: {e}")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::CommandFactory;
+
+    #[test]
+    fn the_command_line_is_consistent() {
+        Cli::command().debug_assert();
+    }
+
+    #[test]
+    fn value_parsers() {
+        assert_eq!(parse_named_path("x=a=b.npy").unwrap(), ("x".to_string(), PathBuf::from("a=b.npy")));
+        assert!(parse_named_path("x.npy").is_err());
+        assert_eq!(parse_dim("batch=4").unwrap(), ("batch".to_string(), 4));
+        assert!(parse_dim("batch=-1").is_err());
+        assert!(parse_tolerance("-1").is_err());
+        assert_eq!(parse_tolerance("1e-3").unwrap(), 1e-3);
+    }
+}

@@ -6,14 +6,14 @@
 
 use crate::compile::{build_program, check_dtypes, Program};
 use crate::device::DeviceContext;
-use crate::instance::Instance;
+use crate::instance::{Instance, UPLOAD_STAGING_MIN};
 use crate::lru::Lru;
 use crate::params::ParamStore;
 use crate::plan::bindable;
 use crate::resident::{read_mapped, WgpuTensor};
 use backend_api::{
-    bail, check_feeds, check_placement, Bindings, CompileOptions, DType, DeviceTensor, Executable, Feed, Fetched, Graph,
-    Placement, Result, Signature, Tensor, TensorView,
+    bail, check_feeds, check_placement, Bindings, CompileOptions, DType, DeviceTensor, Error, ErrorKind, Executable, Feed,
+    Fetched, Graph, Placement, Result, Signature, Tensor, TensorView,
 };
 use std::sync::{Arc, Mutex};
 
@@ -141,10 +141,16 @@ impl Executable for WgpuExecutable {
         let inst = self.instance(&bindings)?;
         let scope = ctx.device.push_error_scope(wgpu::ErrorFilter::Validation);
         let mut enc = ctx.device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("run") });
+        let host_bytes: u64 = feeds.iter().map(|f| if let Feed::Host(v) = f { v.bytes().len() as u64 } else { 0 }).sum();
+        let staged = inst.upload.is_some() && host_bytes >= UPLOAD_STAGING_MIN;
+        if staged {
+            upload_staged(ctx, inst, &shared.params, &feeds, &mut enc)?;
+        }
         for (k, (f, slot)) in feeds.iter().zip(&shared.sig.inputs).enumerate() {
             let Some(loc) = inst.input(k) else { bail!(Device, "no memory planned for input {:?}", slot.name) };
             let buf = inst.buffer(loc.home, &shared.params)?;
             match f {
+                Feed::Host(_) if staged => {}
                 Feed::Host(v) => write_value(ctx, buf, loc.offset, v),
                 Feed::Device(d) => {
                     let t = own_device_value(ctx, &slot.name, d)?;
@@ -170,6 +176,69 @@ impl Executable for WgpuExecutable {
             exe.instance(&Bindings::new())?;
         }
         Ok(Box::new(exe))
+    }
+}
+
+/// Writes every host input into the instance's persistent upload buffer (one map, waiting for the
+/// previous run to release it) and records the copies into the inputs' arena ranges.
+fn upload_staged(
+    ctx: &DeviceContext,
+    inst: &Instance,
+    params: &ParamStore,
+    feeds: &[Feed<'_>],
+    enc: &mut wgpu::CommandEncoder,
+) -> Result<()> {
+    let Some(upload) = &inst.upload else { return Ok(()) };
+    map_for_write(ctx, upload)?;
+    let mut copies = Vec::new();
+    let written = (|| -> Result<()> {
+        for (k, f) in feeds.iter().enumerate() {
+            let Feed::Host(v) = f else { continue };
+            let n = v.bytes().len() as u64;
+            let (Some(loc), Some(&off)) = (inst.input(k), inst.upload_offsets.get(k)) else {
+                bail!(Device, "no upload range planned for input {k}")
+            };
+            if n == 0 {
+                continue;
+            }
+            let n4 = n.div_ceil(4) * 4;
+            let mut view = upload
+                .get_mapped_range_mut(off..off + n4)
+                .map_err(|e| Error::new(ErrorKind::Device, format!("mapping the upload buffer: {e}")))?;
+            if v.dtype() == DType::Bool && v.bytes().iter().any(|&b| b > 1) {
+                let norm: Vec<u8> = v.bytes().iter().map(|&b| (b != 0) as u8).collect();
+                view.slice(..n as usize).copy_from_slice(&norm);
+            } else {
+                view.slice(..n as usize).copy_from_slice(v.bytes());
+            }
+            if n4 > n {
+                view.slice(n as usize..).copy_from_slice(&[0u8; 3][..(n4 - n) as usize]);
+            }
+            copies.push((off, loc, n4));
+        }
+        Ok(())
+    })();
+    upload.unmap();
+    written?;
+    for (off, loc, n4) in copies {
+        enc.copy_buffer_to_buffer(upload, off, inst.buffer(loc.home, params)?, loc.offset, n4);
+    }
+    Ok(())
+}
+
+/// Maps `buf` for writing, waiting until the GPU no longer uses it.
+fn map_for_write(ctx: &DeviceContext, buf: &wgpu::Buffer) -> Result<()> {
+    let (tx, rx) = std::sync::mpsc::channel();
+    buf.slice(..).map_async(wgpu::MapMode::Write, move |r| {
+        let _ = tx.send(r);
+    });
+    ctx.device
+        .poll(wgpu::PollType::wait_indefinitely())
+        .map_err(|e| Error::new(ErrorKind::Device, format!("waiting for the GPU: {e}")))?;
+    match rx.recv() {
+        Ok(Ok(())) => Ok(()),
+        Ok(Err(e)) => bail!(Device, "mapping the upload buffer failed: {e}"),
+        Err(_) => bail!(Device, "the upload mapping never completed"),
     }
 }
 

@@ -298,3 +298,36 @@ fn static_graph_outputs_can_stay_on_device_including_aliases() {
     let want: Vec<u8> = (0..15u8).map(|v| v.wrapping_neg()).collect();
     assert_eq!(neg.bytes(), &want[..]);
 }
+
+#[test]
+fn large_inputs_go_through_the_persistent_upload_buffer() {
+    // Above the 256 KiB threshold: F32, a Bool with non-canonical bytes, an odd-length U8.
+    let (n, m, k) = (70_001usize, 300_001usize, 99_999usize);
+    let mut g = GraphBuilder::new();
+    let x = g.input("x", DType::F32, [n]).unwrap();
+    let b = g.input("b", DType::Bool, [m]).unwrap();
+    let u = g.input("u", DType::U8, [k]).unwrap();
+    let nx = g.unary(UnaryOp::Neg, x).unwrap();
+    // The Bool input itself is an output: its bytes come back exactly as uploaded (normalised).
+    let bu = b;
+    let uu = g.binary(BinaryOp::Add, u, u).unwrap();
+    for v in [nx, bu, uu] {
+        g.output(v).unwrap();
+    }
+    let g = g.build().unwrap();
+    let mut exe = wgpu().compile(&g, &Default::default()).unwrap();
+    let mut rng = Rng(9);
+    for round in 0..3 {
+        let xs = rand_f32(&mut rng, &[n]);
+        let bs = Tensor::from_bytes(DType::Bool, &[m], (0..m).map(|i| ((i + round) % 3) as u8 * 2).collect()).unwrap();
+        let us = Tensor::from_bytes(DType::U8, &[k], (0..k).map(|i| (i * 7 + round) as u8).collect()).unwrap();
+        let out = exe.run(&[("x", xs.view()), ("b", bs.view()), ("u", us.view())]).unwrap();
+        let neg: Vec<f32> = xs.to_vec::<f32>().unwrap().iter().map(|v| -v).collect();
+        assert_eq!(out[0].to_vec::<f32>().unwrap(), neg, "round {round}");
+        let want_b: Vec<u8> = bs.bytes().iter().map(|&v| (v != 0) as u8).collect();
+        assert_eq!(out[1].dtype(), DType::Bool);
+        assert_eq!(out[1].bytes(), &want_b[..], "round {round}");
+        let want_u: Vec<u8> = us.bytes().iter().map(|&v| v.wrapping_add(v)).collect();
+        assert_eq!(out[2].bytes(), &want_u[..], "round {round}");
+    }
+}

@@ -35,6 +35,9 @@ pub fn run(a: &RunArgs) -> Result<ExitCode> {
         ms(upload_time),
         ms(run_time)
     );
+    if graph.has_symbols() {
+        println!("(symbolic dims: backends that compile per binding, like wgpu, compile this binding's variant inside that first run)");
+    }
     if let Some(dir) = &a.out {
         write_outputs(dir, &outputs)?;
         println!("wrote {} output(s) to {}", outputs.len(), dir.display());

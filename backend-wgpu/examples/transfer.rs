@@ -4,17 +4,20 @@
 //! cargo run -p backend-wgpu --release --example transfer -- [--elements N] [--cache S,D] [--iters N]
 //! ```
 //! Cases (F32, medians of `--iters` runs after warm-up, random data):
-//! - `upload`: `Input x[N]` → `Reduce.Sum` to a scalar: one run = upload N·4 bytes (+ a tiny reduce).
+//! - `upload`: `Input x[N]` → `Narrow` to one element: one run = upload N·4 bytes (+ a 1-element copy).
 //! - `readback`: `Param p[N]` as the graph output: one run = copy to the staging buffer + map + read.
 //! - `roundtrip`: `Input x[N]` as the output: upload and readback.
 //! - `decode_host` / `decode_resident`: one step of a toy attention layer over a KV cache `[S, D]`
 //!   that is updated every step; the cache goes through host memory, or stays on the device
 //!   (`run_with` + `Placement::Device`).
 //!
+//! `--probe` instead times the pieces of one transfer with wgpu directly (host memcpy, write_buffer,
+//! a persistent mapped buffer, readback map and copy).
+//!
 //! Output: `# ...` comments, then `name<TAB>value<TAB>unit` lines.
 
 use anyhow::{Context, Result};
-use backend_api::op::{BinaryOp, ReduceOp};
+use backend_api::op::BinaryOp;
 use backend_api::{Backend, DType, Feed, Graph, GraphBuilder, Placement, Tensor};
 use backend_wgpu::{WgpuBackend, WgpuOptions};
 use std::time::Instant;
@@ -23,10 +26,11 @@ struct Args {
     elements: usize,
     cache: (usize, usize),
     iters: usize,
+    probe: bool,
 }
 
 fn parse_args() -> Result<Args> {
-    let mut a = Args { elements: 1 << 22, cache: (2048, 512), iters: 20 };
+    let mut a = Args { elements: 1 << 22, cache: (2048, 512), iters: 20, probe: false };
     let mut it = std::env::args().skip(1);
     while let Some(flag) = it.next() {
         let mut value = || it.next().with_context(|| format!("{flag} needs a value"));
@@ -38,6 +42,7 @@ fn parse_args() -> Result<Args> {
                 a.cache = (s.trim().parse()?, d.trim().parse()?);
             }
             "--iters" => a.iters = value()?.parse()?,
+            "--probe" => a.probe = true,
             other => anyhow::bail!("unknown argument {other:?}"),
         }
     }
@@ -76,7 +81,8 @@ fn transfers(be: &dyn Backend, n: usize, iters: usize) -> Result<()> {
     let gb = (n * 4) as f64 / 1e9;
     let mut g = GraphBuilder::new();
     let xi = g.input("x", DType::F32, [n])?;
-    let s = g.reduce(ReduceOp::Sum, xi, &[], false)?;
+    // One element out: the run's cost is the upload (a full Reduce would add its own time).
+    let s = g.narrow(xi, 0, 0, 1, 1)?;
     g.output(s)?;
     let mut up = be.compile(&g.build()?, &Default::default())?;
     let t = median(iters, || up.run(&[("x", x.view())]).map(drop).map_err(Into::into))?;
@@ -148,8 +154,116 @@ fn decode(be: &dyn Backend, (s, d): (usize, usize), iters: usize) -> Result<()> 
 
 fn main() -> Result<()> {
     let a = parse_args()?;
+    if a.probe {
+        return probe::run(a.elements * 4);
+    }
     let be = WgpuBackend::new(&WgpuOptions::default())?;
     println!("# adapter: {}", be.device_caps().description);
     transfers(&be, a.elements, a.iters)?;
     decode(&be, a.cache, a.iters)
+}
+
+/// `--probe`: times the pieces of a transfer with wgpu directly (no graph), to find where the
+/// time of `upload` / `readback` goes.
+mod probe {
+    use anyhow::{Context, Result};
+    use backend_wgpu::{DeviceContext, WgpuOptions};
+    use std::time::Instant;
+
+    fn wait(ctx: &DeviceContext) -> Result<()> {
+        ctx.device.poll(wgpu::PollType::wait_indefinitely()).map_err(|e| anyhow::anyhow!("{e}"))?;
+        Ok(())
+    }
+
+    fn map(ctx: &DeviceContext, b: &wgpu::Buffer, mode: wgpu::MapMode) -> Result<()> {
+        let (tx, rx) = std::sync::mpsc::channel();
+        b.slice(..).map_async(mode, move |r| {
+            let _ = tx.send(r);
+        });
+        wait(ctx)?;
+        rx.recv()?.map_err(|e| anyhow::anyhow!("{e}"))
+    }
+
+    fn ms(t: Instant) -> f64 {
+        t.elapsed().as_secs_f64() * 1e3
+    }
+
+    pub fn run(n: usize) -> Result<()> {
+        let ctx = DeviceContext::open(&WgpuOptions::default())?;
+        let src: Vec<u8> = (0..n).map(|i| (i * 31 % 251) as u8).collect();
+        let mut dst = vec![1u8; n];
+        for _ in 0..3 {
+            let t = Instant::now();
+            dst.copy_from_slice(&src);
+            let a = ms(t);
+            let t = Instant::now();
+            let fresh = src.to_vec();
+            let b = ms(t);
+            std::hint::black_box(&fresh);
+            println!("# host memcpy into touched memory {a:.2} ms, into fresh memory (to_vec) {b:.2} ms");
+        }
+        let st = wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_DST | wgpu::BufferUsages::COPY_SRC;
+        let dev_buf = ctx.device.create_buffer(&wgpu::BufferDescriptor { label: None, size: n as u64, usage: st, mapped_at_creation: false });
+        let up = ctx.device.create_buffer(&wgpu::BufferDescriptor {
+            label: None,
+            size: n as u64,
+            usage: wgpu::BufferUsages::MAP_WRITE | wgpu::BufferUsages::COPY_SRC,
+            mapped_at_creation: false,
+        });
+        let down = ctx.device.create_buffer(&wgpu::BufferDescriptor {
+            label: None,
+            size: n as u64,
+            usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
+            mapped_at_creation: false,
+        });
+        for _ in 0..3 {
+            let t = Instant::now();
+            ctx.queue.write_buffer(&dev_buf, 0, &src);
+            let a = ms(t);
+            let t = Instant::now();
+            ctx.queue.submit([]);
+            wait(&ctx)?;
+            let b = ms(t);
+            println!("# write_buffer: call {a:.2} ms, submit+wait {b:.2} ms");
+        }
+        for _ in 0..3 {
+            let t = Instant::now();
+            map(&ctx, &up, wgpu::MapMode::Write)?;
+            let a = ms(t);
+            let t = Instant::now();
+            up.get_mapped_range_mut(..).context("map range")?.copy_from_slice(&src);
+            let b = ms(t);
+            let t = Instant::now();
+            up.unmap();
+            let c = ms(t);
+            let t = Instant::now();
+            let mut enc = ctx.device.create_command_encoder(&Default::default());
+            enc.copy_buffer_to_buffer(&up, 0, &dev_buf, 0, n as u64);
+            ctx.queue.submit([enc.finish()]);
+            wait(&ctx)?;
+            let d = ms(t);
+            println!("# persistent MAP_WRITE: map {a:.2} ms, memcpy {b:.2} ms, unmap {c:.2} ms, copy to device+wait {d:.2} ms");
+        }
+        for _ in 0..3 {
+            let t = Instant::now();
+            let mut enc = ctx.device.create_command_encoder(&Default::default());
+            enc.copy_buffer_to_buffer(&dev_buf, 0, &down, 0, n as u64);
+            ctx.queue.submit([enc.finish()]);
+            wait(&ctx)?;
+            let a = ms(t);
+            let t = Instant::now();
+            map(&ctx, &down, wgpu::MapMode::Read)?;
+            let b = ms(t);
+            let t = Instant::now();
+            let v = down.get_mapped_range(..).context("map range")?.to_vec();
+            let c = ms(t);
+            let t = Instant::now();
+            dst.copy_from_slice(&down.get_mapped_range(..).context("map range")?);
+            let d = ms(t);
+            down.unmap();
+            std::hint::black_box(&v);
+            println!("# readback: copy to staging+wait {a:.2} ms, map {b:.2} ms, to_vec {c:.2} ms, memcpy into touched {d:.2} ms");
+        }
+        Ok(())
+    }
 }

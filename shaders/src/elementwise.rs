@@ -96,7 +96,7 @@ impl Class {
 ///
 /// Expressions call only the helper files (`COMMON`, `MATH`, `MATH_INT`, plus `MATH_I64` /
 /// `MATH64` for I64 / F64 and the `CAST*` files for Cast), so other families may embed them (the
-/// matmul epilogue embeds Unary ones). Exception: C64 `Mul`/`Div` also read `OPAQUE_ZERO`
+/// matmul epilogue embeds Unary ones). Exception: C64 and BF16 `Mul`/`Div` also read `OPAQUE_ZERO`
 /// (`p.pad0`) from the elementwise template's params.
 pub fn expr(kind: ElemKind, ins: &[DType], out: DType) -> Option<String> {
     let d = *ins.first()?;

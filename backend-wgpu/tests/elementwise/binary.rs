@@ -141,3 +141,38 @@ fn binary_ops_match_cpu_ref() {
     }
     h.finish("binary");
 }
+
+/// BF16 Mul/Div results that round up to BF16's smallest normal 2^-126 from just below it: the f32
+/// intermediate is subnormal there, and drivers that flush f32 subnormals (NVIDIA) returned 0.
+/// Expected bits are worked by hand (bf16 = the high half of the f32 bits).
+#[test]
+fn bf16_mul_div_round_up_to_the_smallest_normal() {
+    use backend_api::{GraphBuilder, Tensor};
+    let bits = |v: &[u16]| Tensor::from_bytes(DType::BF16, &[v.len()], v.iter().flat_map(|x| x.to_le_bytes()).collect()).unwrap();
+    // Mul: (1.9921875·2^-63)·2^-64 = 2^-126 − 2^-134, a tie → even → 2^-126 (0x0080);
+    // (1.4140625·2^-63)·(1.4140625·2^-64) ≈ 0.99979·2^-126 → 2^-126; negated operands → −2^-126;
+    // 2^-63·2^-64 = 2^-127 is a BF16 subnormal (0x0040), which may flush to 0.
+    let a = bits(&[0x207f, 0x2035, 0xa035, 0x2000, 0x3f80]);
+    let b = bits(&[0x1f80, 0x1fb5, 0x1fb5, 0x1f80, 0x3f80]);
+    // Div: (1.9921875·2^-126) / 2 = 2^-126 − 2^-134 → 2^-126; (−1.9921875·2^-126) / 2 → −2^-126.
+    let c = bits(&[0x00ff, 0x80ff, 0x0080, 0x3f80, 0x4000]);
+    let d = bits(&[0x4000, 0x4000, 0x4000, 0x4000, 0x4000]);
+    let mut g = GraphBuilder::new();
+    let (xa, xb) = (g.input("a", DType::BF16, [5]).unwrap(), g.input("b", DType::BF16, [5]).unwrap());
+    let (xc, xd) = (g.input("c", DType::BF16, [5]).unwrap(), g.input("d", DType::BF16, [5]).unwrap());
+    let m = g.binary(BinaryOp::Mul, xa, xb).unwrap();
+    let q = g.binary(BinaryOp::Div, xc, xd).unwrap();
+    g.output(m).unwrap();
+    g.output(q).unwrap();
+    let be = backend_api::create("wgpu").unwrap();
+    let mut exe = be.compile(&g.build().unwrap(), &Default::default()).unwrap();
+    let out = exe.run(&[("a", a.view()), ("b", b.view()), ("c", c.view()), ("d", d.view())]).unwrap();
+    let words = |t: &Tensor| -> Vec<u16> { t.bytes().chunks(2).map(|w| u16::from_le_bytes([w[0], w[1]])).collect() };
+    let (m, q) = (words(&out[0]), words(&out[1]));
+    assert_eq!(&m[..3], &[0x0080, 0x0080, 0x8080], "mul {m:04x?}");
+    assert!(m[3] == 0x0040 || m[3] == 0x0000, "mul of a subnormal result: {:04x}", m[3]);
+    assert_eq!(m[4], 0x3f80);
+    assert_eq!(&q[..2], &[0x0080, 0x8080], "div {q:04x?}");
+    assert!(q[2] == 0x0040 || q[2] == 0x0000, "div of a subnormal result: {:04x}", q[2]);
+    assert_eq!(&q[3..], &[0x3f00, 0x3f80], "div {q:04x?}");
+}

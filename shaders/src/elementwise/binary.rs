@@ -17,8 +17,11 @@ pub(super) fn expr(op: BinaryOp, d: DType) -> Option<String> {
         BinaryOp::Add => "a + b".to_string(),
         BinaryOp::Sub => "a - b".to_string(),
         BinaryOp::Mul if c == Class::C64 => format!("mul_c64(a, b, {OPAQUE_ZERO})"),
+        // Products near BF16's smallest normal must not be flushed as f32 subnormals first.
+        BinaryOp::Mul if d == DType::BF16 => format!("mul_bf16(a, b, {OPAQUE_ZERO})"),
         BinaryOp::Mul => "a * b".to_string(),
         BinaryOp::Div if c == Class::C64 => format!("div_c64(a, b, {OPAQUE_ZERO})"),
+        BinaryOp::Div if d == DType::BF16 => format!("div_bf16(a, b, {OPAQUE_ZERO})"),
         BinaryOp::Div => call("div"),
         BinaryOp::Rem => call("rem"),
         BinaryOp::Mod => call("mod"),

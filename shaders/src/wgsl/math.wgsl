@@ -201,6 +201,36 @@ fn div_f32(a: f32, b: f32) -> f32 {
     return a / b;
 }
 
+// BF16 a * b and a / b, computed in f32. The f32 product of two BF16 values is exact and an f32
+// quotient rounds BF16 correctly (24 >= 2*8 + 2 bits), except where the f32 result is subnormal:
+// drivers that flush f32 subnormals (NVIDIA) return 0 there, yet BF16's single rounding of the
+// exact result is BF16's smallest normal 2^-126 from 2^-126 - 2^-134 up. Such results are redone
+// with the dividend / smaller factor scaled by 2^24 (built from the opaque zero so the compiler
+// cannot fold the scale away; the scaled operand cannot overflow when the result is this small).
+fn mul_bf16(a: f32, b: f32, opaque: u32) -> f32 {
+    let p = a * b;
+    if (!(abs(p) < 0x1p-126f)) {
+        return p;
+    }
+    let scale = bitcast<f32>(0x4b800000u | opaque);
+    let a_small = abs(a) < abs(b);
+    return tiny_bf16((select(b, a, a_small) * scale) * select(a, b, a_small));
+}
+
+fn div_bf16(a: f32, b: f32, opaque: u32) -> f32 {
+    let q = div_f32(a, b);
+    if (!(abs(q) < 0x1p-126f)) {
+        return q;
+    }
+    return tiny_bf16(div_f32(a * bitcast<f32>(0x4b800000u | opaque), b));
+}
+
+// The BF16 value of q * 2^-24 for |q * 2^-24| < 2^-126: +-2^-126 when it rounds up to BF16's smallest
+// normal, otherwise a BF16 subnormal, flushed to a zero of q's sign (allowed by the spec, §1.7).
+fn tiny_bf16(q: f32) -> f32 {
+    return select(f32_copysign(0.0, q), f32_copysign(0x1p-126f, q), abs(q) >= 0x1.fep-103f);
+}
+
 // 1 / (1 + e^-x), in the form that never overflows.
 fn sigmoid_f32(x: f32) -> f32 {
     if (f32_is_nan(x)) {

@@ -57,18 +57,14 @@ impl Signature {
     pub fn of(graph: &Graph) -> Signature {
         let slot = |name: String, t: &crate::TensorType| Slot { name, dtype: t.dtype, shape: t.shape.clone() };
         let mut sig = Signature::default();
-        for id in graph.inputs() {
-            let n = graph.node(id);
-            if let crate::Op::Input(a) = &n.op {
-                sig.inputs.push(slot(a.name.clone(), &n.outputs[0]));
-            }
-        }
-        for id in graph.params() {
-            let n = graph.node(id);
-            if let crate::Op::Param(a) = &n.op {
-                if !sig.params.iter().any(|p| p.name == a.name) {
-                    sig.params.push(slot(a.name.clone(), &n.outputs[0]));
+        // Leaves declare their own types (Input: dtype and shape; Param: a static shape).
+        for n in graph.nodes() {
+            match &n.op {
+                crate::Op::Input(a) => sig.inputs.push(Slot { name: a.name.clone(), dtype: a.dtype, shape: a.shape.clone() }),
+                crate::Op::Param(a) if !sig.params.iter().any(|p| p.name == a.name) => {
+                    sig.params.push(Slot { name: a.name.clone(), dtype: a.dtype, shape: Shape::of(&a.shape) })
                 }
+                _ => {}
             }
         }
         for (i, v) in graph.outputs().iter().enumerate() {

@@ -99,9 +99,9 @@ impl Graph {
         &self.nodes
     }
 
-    /// One node.
-    pub fn node(&self, id: NodeId) -> &Node {
-        &self.nodes[id.0]
+    /// One node; `None` for an id that is not in this graph (never a panic).
+    pub fn node(&self, id: NodeId) -> Option<&Node> {
+        self.nodes.get(id.0)
     }
 
     /// The graph's outputs.

@@ -102,7 +102,7 @@ fn report(graph: &Graph, values: &[Value], outputs: &[Tensor]) -> TraceReport {
         .iter()
         .zip(outputs)
         .map(|(v, t)| {
-            let op = crate::spec::op_label(&graph.node(v.node).op);
+            let op = graph.node(v.node).map_or_else(|| "?".to_string(), |n| crate::spec::op_label(&n.op));
             value_stats(v.node, v.output, op, t)
         })
         .collect();

@@ -84,7 +84,7 @@ fn reshape_with_symbols_and_infer() {
     assert!(text.contains("{\"Reshape\": {\"new_shape\": [-1, 3]}}"), "{text}");
     assert!(text.contains("\"value\": -0.0"), "{text}");
     let back = from_json(&text).unwrap();
-    let Op::Pad(a) = &back.node(p.node).op else { panic!("not a Pad") };
+    let Op::Pad(a) = &back.node(p.node).unwrap().op else { panic!("not a Pad") };
     let PadMode::Constant { value } = a.mode else { panic!("not a constant pad") };
     assert!(value == 0.0 && value.is_sign_negative());
 }

@@ -109,9 +109,9 @@ impl ProblemBuilder {
             gb.output(v)?;
         }
         let graph = gb.build()?;
-        let needs_m = graph.outputs().iter().any(|v| match graph.value_type(*v) {
-            Some(t) => tolerance_for(&graph.node(v.node).op, t.dtype).1,
-            None => false,
+        let needs_m = graph.outputs().iter().any(|v| match (graph.node(v.node), graph.value_type(*v)) {
+            (Some(n), Some(t)) => tolerance_for(&n.op, t.dtype).1,
+            _ => false,
         });
         let magnitude = if needs_m { Some(magnitude_graph(&leaves, outputs.len(), magnitude)?) } else { None };
         let pick = |k: LeafKind| -> Vec<(String, Tensor)> {

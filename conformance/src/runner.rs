@@ -288,8 +288,10 @@ fn compare_outputs(graph: &Graph, got: &[Tensor], want: &[Tensor], magnitude: Op
     let mut worst = 0.0f64;
     let mut report = String::new();
     for (i, ((g, w), v)) in got.iter().zip(want).zip(graph.outputs()).enumerate() {
-        let op = &graph.node(v.node).op;
-        let (tol, scaled) = tolerance_for(op, w.dtype());
+        let Some(node) = graph.node(v.node) else {
+            return CaseOutcome::Fail { worst: f64::INFINITY, report: format!("graph output {v} has no node") };
+        };
+        let (tol, scaled) = tolerance_for(&node.op, w.dtype());
         let m = match (scaled, magnitude.and_then(|m| m.get(i))) {
             (false, _) => None,
             (true, Some(m)) => Some(m.as_slice()),
@@ -301,12 +303,12 @@ fn compare_outputs(graph: &Graph, got: &[Tensor], want: &[Tensor], magnitude: Op
         match compare(g, w, tol, m) {
             Err(msg) => {
                 worst = f64::INFINITY;
-                let _ = writeln!(report, "output {i} ({}): {msg}", op_label(op));
+                let _ = writeln!(report, "output {i} ({}): {msg}", op_label(&node.op));
             }
             Ok(c) => {
                 worst = worst.max(c.worst_ratio());
                 if !c.passed() {
-                    report.push_str(&describe_mismatch(i, op, w, tol, m.is_some(), &c));
+                    report.push_str(&describe_mismatch(i, &node.op, w, tol, m.is_some(), &c));
                 }
             }
         }

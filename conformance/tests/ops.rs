@@ -245,7 +245,7 @@ fn check_problem(row: &str, dtype: DType, p: &Problem) -> Result<(), String> {
     }
     let mut needs_m = false;
     for o in p.graph.outputs() {
-        let node = p.graph.node(o.node);
+        let node = p.graph.node(o.node).unwrap();
         if op_label(&node.op) != row {
             return Err(format!("output {o} is a {} node, not {row}", op_label(&node.op)));
         }

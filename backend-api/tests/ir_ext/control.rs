@@ -47,7 +47,7 @@ fn if_and_errors() {
     let h = b.if_(cond, &[x], cast_branch(DType::F16), cast_branch(DType::F16)).unwrap()[0];
     assert_eq!(dt(&b, h), DType::F16);
     let g = finish(b, &outs);
-    assert_eq!(g.node(outs[0].node).op.subgraphs().len(), 2);
+    assert_eq!(g.node(outs[0].node).unwrap().op.subgraphs().len(), 2);
 }
 
 /// Loop values `(i: I32 [], x: F32 [3])`.

@@ -31,7 +31,7 @@ fn conv_shapes() {
     let y1 = b.conv(x1, w1, None, &conv(&[], &[], &[2], 2)).unwrap();
     assert_eq!((dims(&b, y1), dt(&b, y1)), (vec![2, 6, 5], DType::F64));
     let g = finish(b, &[y, y1]);
-    let Op::Conv(a) = &g.node(y.node).op else { panic!("not a Conv") };
+    let Op::Conv(a) = &g.node(y.node).unwrap().op else { panic!("not a Conv") };
     assert_eq!((a.stride.clone(), a.pads_end.clone(), a.dilation.clone(), a.has_bias), (vec![2, 2], vec![1, 1], vec![1, 1], true));
 }
 
@@ -106,8 +106,8 @@ fn pool_shapes_and_errors() {
     let x2 = inp(&mut b, "x2", DType::F32, &[2, 7]);
     fails(b.pool(x2, &PoolAttrs::new(PoolKind::Max, &[2], &[1])), ErrorKind::Shape);
     let g = finish(b, &[m, avg]);
-    assert_eq!(op_label(&g.node(m.node).op), "Pool.Max");
-    assert_eq!(op_label(&g.node(avg.node).op), "Pool.Avg");
+    assert_eq!(op_label(&g.node(m.node).unwrap().op), "Pool.Max");
+    assert_eq!(op_label(&g.node(avg.node).unwrap().op), "Pool.Avg");
     assert!(backend_api::spec::op_entry("Pool.Max").is_some());
 }
 

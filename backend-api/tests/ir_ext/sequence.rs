@@ -168,7 +168,7 @@ fn scan_and_errors() {
     };
     fails(b.add(Op::Scan(a), &[h, w]), ErrorKind::Arity);
     let g = finish(b, &[outs[0], outs[1]]);
-    assert_eq!(g.node(outs[0].node).op.subgraphs().len(), 1);
+    assert_eq!(g.node(outs[0].node).unwrap().op.subgraphs().len(), 1);
 }
 
 #[test]

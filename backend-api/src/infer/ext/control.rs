@@ -9,7 +9,7 @@ use std::collections::HashMap;
 
 /// The declared input types of a body, in order.
 fn inputs_of(g: &Graph) -> Vec<TensorType> {
-    g.inputs().into_iter().filter_map(|id| g.node(id).outputs.first().cloned()).collect()
+    g.inputs().into_iter().filter_map(|id| g.node(id).and_then(|n| n.outputs.first().cloned())).collect()
 }
 
 /// The output types of a body, in order.

@@ -138,7 +138,7 @@ pub(crate) fn build_program(ctx: &Arc<DeviceContext>, graph: &Graph, sig: &Signa
                     Buf::Temp(j) => arena_locs[plan.temps[j]],
                 }
             };
-            let d = build_dispatch(ctx, k, locate).map_err(|e| e.at_node(i, op_label(&node.op)))?;
+            let d = build_dispatch(ctx, k, locate).map_err(|e| with_types(e, graph, i).at_node(i, op_label(&node.op)))?;
             dispatches.push(d);
         }
     }
@@ -154,21 +154,6 @@ pub(crate) fn build_program(ctx: &Arc<DeviceContext>, graph: &Graph, sig: &Signa
     Ok(Program { arena_sizes, consts, dispatches, inputs, outputs })
 }
 
-/// Checks that every dtype of `graph` can be computed on this device (before any variant is built).
-pub(crate) fn check_dtypes(ctx: &DeviceContext, graph: &Graph) -> Result<()> {
-    for (i, node) in graph.nodes().iter().enumerate() {
-        for t in &node.outputs {
-            if !ctx.caps.supports(t.dtype) {
-                return Err(Error::new(
-                    backend_api::ErrorKind::Unsupported,
-                    format!("dtype {} needs a GPU feature this adapter lacks ({})", t.dtype, ctx.caps.description),
-                )
-                .at_node(i, op_label(&node.op)));
-            }
-        }
-    }
-    Ok(())
-}
 
 fn plan_node(ctx: &Arc<DeviceContext>, p: &mut Planner<'_>, i: usize) -> Result<Option<NodePlan>> {
     let graph = p.graph;
@@ -177,11 +162,6 @@ fn plan_node(ctx: &Arc<DeviceContext>, p: &mut Planner<'_>, i: usize) -> Result<
         .map(|o| static_type(graph, Value { node: backend_api::NodeId(i), output: o }))
         .collect::<Result<_>>()?;
     let in_types: Vec<_> = node.inputs.iter().map(|v| static_type(graph, *v)).collect::<Result<_>>()?;
-    for (d, _) in in_types.iter().chain(&out_types) {
-        if !ctx.caps.supports(*d) {
-            bail!(Unsupported, "dtype {d} needs a GPU feature this adapter lacks ({})", ctx.caps.description);
-        }
-    }
     let me = Value::first(backend_api::NodeId(i));
     match &node.op {
         Op::Input(_) => {
@@ -227,6 +207,15 @@ fn plan_node(ctx: &Arc<DeviceContext>, p: &mut Planner<'_>, i: usize) -> Result<
     }
 }
 
+/// Prefixes an error with the node's input and output types.
+fn with_types(e: Error, graph: &Graph, i: usize) -> Error {
+    let Some(node) = graph.nodes().get(i) else { return e };
+    let types = |ts: Vec<String>| ts.join(", ");
+    let ins = types(node.inputs.iter().filter_map(|v| graph.value_type(*v)).map(|t| t.to_string()).collect());
+    let outs = types(node.outputs.iter().map(|t| t.to_string()).collect());
+    e.context(format!("({ins}) -> ({outs})"))
+}
+
 fn grid_dims(ctx: &DeviceContext, grid: Grid) -> Result<[u32; 3]> {
     let max = ctx.caps.limits.max_compute_workgroups_per_dimension as u64;
     match grid {
@@ -255,6 +244,7 @@ fn build_dispatch(ctx: &DeviceContext, k: &Kernel, locate: impl Fn(Buf) -> Loc) 
     }
     let mut kinds = vec![crate::pipelines::BindKind::Uniform];
     kinds.extend(k.bindings.iter().map(|(_, kind)| *kind));
+    ctx.caps.check_kernel(&k.source)?;
     let pipe = ctx.pipelines.get(&ctx.device, &k.source, &kinds)?;
     let mut params = k.params.clone();
     params.resize(params.len().div_ceil(16).max(1) * 16, 0);

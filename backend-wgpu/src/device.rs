@@ -25,6 +25,10 @@ pub struct WgpuOptions {
     pub low_power: bool,
     /// Use only an adapter whose name contains this text (case-insensitive).
     pub adapter_name: Option<String>,
+    /// Leave `SHADER_F64` / `SHADER_INT64` off even where the adapter has them: the device then
+    /// behaves like one without them (kernels that compute in 64 bits are `Unsupported`; moving
+    /// 64-bit data still works). For tests and for comparing behaviour across adapters.
+    pub no_64bit: bool,
 }
 
 /// What the opened device can do, probed once.
@@ -41,7 +45,8 @@ pub struct DeviceCaps {
 }
 
 impl DeviceCaps {
-    /// Whether kernels can compute with `d` on this device.
+    /// Whether every kernel of dtype `d` can run on this device (kernels that only move `d`'s bytes
+    /// run everywhere; see [`DeviceCaps::check_kernel`]).
     pub fn supports(&self, d: DType) -> bool {
         match d {
             DType::F64 => self.f64 && self.i64,
@@ -50,6 +55,48 @@ impl DeviceCaps {
             | DType::C64 => true,
         }
     }
+}
+
+impl DeviceCaps {
+    /// Errs (`Unsupported`) when a kernel's WGSL uses 64-bit types or literals this device lacks.
+    /// Checked per kernel, not per dtype: copying or gathering I64/F64 data moves u32 words and
+    /// needs no feature, computing with it does.
+    pub fn check_kernel(&self, source: &str) -> Result<()> {
+        let (mut f64_used, mut i64_used) = (false, false);
+        for tok in code_tokens(source) {
+            let literal = tok.starts_with(|c: char| c.is_ascii_digit());
+            f64_used |= tok == "f64" || (literal && tok.ends_with("lf"));
+            i64_used |= tok == "i64" || tok == "u64" || (literal && (tok.ends_with("li") || tok.ends_with("lu")));
+        }
+        if f64_used && !self.f64 {
+            bail!(Unsupported, "the kernel computes in f64, which needs SHADER_F64; {} lacks it", self.description);
+        }
+        if i64_used && !self.i64 {
+            bail!(Unsupported, "the kernel computes with 64-bit integers, which needs SHADER_INT64; {} lacks it", self.description);
+        }
+        Ok(())
+    }
+}
+
+/// The identifier and number tokens of WGSL `source`, comments left out (they mention types).
+fn code_tokens(source: &str) -> impl Iterator<Item = &str> {
+    let mut code = Vec::new();
+    let mut rest = source;
+    while !rest.is_empty() {
+        let line = rest.find("//").map_or(rest.len(), |i| i);
+        let block = rest.find("/*").map_or(rest.len(), |i| i);
+        let cut = line.min(block);
+        code.push(&rest[..cut]);
+        rest = &rest[cut..];
+        rest = if rest.starts_with("//") {
+            rest.find('\n').map_or("", |i| &rest[i..])
+        } else if rest.starts_with("/*") {
+            rest.find("*/").map_or("", |i| &rest[i + 2..])
+        } else {
+            ""
+        };
+    }
+    code.into_iter().flat_map(|c| c.split(|ch: char| !(ch.is_ascii_alphanumeric() || ch == '_'))).filter(|t| !t.is_empty())
 }
 
 /// A device and queue with their capabilities; shared by every executable of a backend.
@@ -126,7 +173,8 @@ impl DeviceContext {
         let adapter = pick_adapter(opts)?;
         let info = adapter.get_info();
         let have = adapter.features();
-        let wanted = wgpu::Features::SHADER_F64 | wgpu::Features::SHADER_INT64;
+        let wanted =
+            if opts.no_64bit { wgpu::Features::empty() } else { wgpu::Features::SHADER_F64 | wgpu::Features::SHADER_INT64 };
         let features = have & wanted;
         let limits = adapter.limits();
         let desc = wgpu::DeviceDescriptor {
@@ -151,4 +199,16 @@ fn instance_desc(api: ApiChoice) -> wgpu::InstanceDescriptor {
     let mut d = wgpu::InstanceDescriptor::new_without_display_handle();
     d.backends = backends(api);
     d
+}
+
+#[cfg(test)]
+mod tests {
+    use super::code_tokens;
+
+    #[test]
+    fn comments_are_not_code() {
+        let src = "// uses f64\nfn a(x: i64) -> u32 { /* f64 here too */ return 1u; } // i64\nlet y = 2lf;";
+        let toks: Vec<&str> = code_tokens(src).collect();
+        assert_eq!(toks, ["fn", "a", "x", "i64", "u32", "return", "1u", "let", "y", "2lf"]);
+    }
 }

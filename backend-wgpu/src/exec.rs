@@ -4,7 +4,7 @@
 //! every dispatch in one encoder, submits once and reads all host outputs back through one mapped
 //! staging buffer.
 
-use crate::compile::{build_program, check_dtypes, Program};
+use crate::compile::{build_program, Program};
 use crate::device::DeviceContext;
 use crate::instance::{Instance, UPLOAD_STAGING_MIN};
 use crate::lru::Lru;
@@ -59,7 +59,6 @@ impl WgpuExecutable {
     /// and buffer). A graph with symbolic dims is compiled per binding at run.
     pub(crate) fn compile(ctx: &Arc<DeviceContext>, graph: &Graph, opts: &CompileOptions) -> Result<WgpuExecutable> {
         graph.validate()?;
-        check_dtypes(ctx, graph)?;
         let sig = Signature::of(graph);
         let params = ParamStore::new(ctx, &sig)?;
         let shared = Arc::new(Shared {

@@ -103,6 +103,14 @@ pub trait Executable: Send {
         let feeds: Vec<(&str, Feed<'_>)> = inputs.iter().map(|(n, v)| (*n, Feed::Host(*v))).collect();
         self.run_with(&feeds, &[])?.into_iter().map(Fetched::into_host).collect()
     }
+    /// Like [`run`](Executable::run), but writes the outputs into `outputs`, reusing the memory of
+    /// the tensors already there (by position) where it is large enough. A host that runs in a
+    /// loop keeps its output tensors and avoids faulting in fresh pages on every call, which bounds
+    /// the readback of large outputs (4× on the H200's host; docs/PERF.md).
+    fn run_into(&mut self, inputs: &[(&str, TensorView<'_>)], outputs: &mut Vec<Tensor>) -> Result<()> {
+        *outputs = self.run(inputs)?;
+        Ok(())
+    }
     /// Runs with inputs that may be device-resident values of this backend, leaving output `i`
     /// where `placement[i]` says (missing entries: [`Placement::Host`]).
     fn run_with(&mut self, inputs: &[(&str, Feed<'_>)], placement: &[Placement]) -> Result<Vec<Fetched>>;

@@ -6,6 +6,7 @@
 //! Cases (F32, medians of `--iters` runs after warm-up, random data):
 //! - `upload`: `Input x[N]` → `Narrow` to one element: one run = upload N·4 bytes (+ a 1-element copy).
 //! - `readback`: `Param p[N]` as the graph output: one run = copy to the staging buffer + map + read.
+//! - `readback_reuse`: the same with `run_into`, reusing the previous run's output memory.
 //! - `roundtrip`: `Input x[N]` as the output: upload and readback.
 //! - `decode_host` / `decode_resident`: one step of a toy attention layer over a KV cache `[S, D]`
 //!   that is updated every step; the cache goes through host memory, or stays on the device
@@ -94,6 +95,9 @@ fn transfers(be: &dyn Backend, n: usize, iters: usize) -> Result<()> {
     down.set_param("p", x.view())?;
     let t = median(iters, || down.run(&[]).map(drop).map_err(Into::into))?;
     println!("readback_f32_{n}\t{:.2}\tGB/s", gb / t);
+    let mut outs = Vec::new();
+    let t = median(iters, || down.run_into(&[], &mut outs).map_err(Into::into))?;
+    println!("readback_reuse_f32_{n}\t{:.2}\tGB/s (run_into, output memory reused)", gb / t);
     let mut g = GraphBuilder::new();
     let xi = g.input("x", DType::F32, [n])?;
     g.output(xi)?;

@@ -331,3 +331,26 @@ fn large_inputs_go_through_the_persistent_upload_buffer() {
         assert_eq!(out[2].bytes(), &want_u[..], "round {round}");
     }
 }
+
+#[test]
+fn run_into_reuses_the_output_memory_it_is_given() {
+    let g = mlp();
+    for be in [wgpu(), cpu()] {
+        let mut exe = be.compile(&g, &Default::default()).unwrap();
+        let mut rng = Rng(21);
+        set_mlp_params(exe.as_mut(), &mut rng);
+        let mut outs = Vec::new();
+        let mut first_ptr = None;
+        for batch in [6usize, 6, 4] {
+            let x = rand_f32(&mut rng, &[batch, 5]);
+            exe.run_into(&[("x", x.view())], &mut outs).unwrap();
+            assert_eq!(outs, exe.run(&[("x", x.view())]).unwrap(), "{} batch {batch}", be.name());
+            let ptr = outs[0].bytes().as_ptr();
+            // wgpu reads into the memory it was handed (same or smaller size); cpu-ref may not.
+            if be.name() == "wgpu" {
+                assert!(first_ptr.is_none_or(|p| p == ptr), "batch {batch}: output memory was not reused");
+            }
+            first_ptr = Some(ptr);
+        }
+    }
+}

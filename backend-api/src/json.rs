@@ -24,11 +24,15 @@ pub const FORMAT_VERSION: u32 = 1;
 /// The `format` tag in every file.
 pub const FORMAT_NAME: &str = "wgml-graph";
 
-/// Pretty JSON: {"format": "wgml-graph", "version": 1, "graph": {...}}.
+/// Pretty JSON: {"format": "wgml-graph", "version": 1, "graph": {...}}. Validates first: an invalid
+/// graph is the validation error, never a file that would not read back.
 ///
 /// Two-space indentation; arrays and objects that fit in 100 columns stay on one line. The text
 /// ends with a newline. Equal graphs give identical text.
 pub fn to_json(graph: &Graph) -> Result<String> {
+    // Only valid graphs are written, so that every file this writes reads back (an empty
+    // `Graph::default()` has no outputs, for one).
+    graph.validate()?;
     let file = FileRef { format: FORMAT_NAME, version: FORMAT_VERSION, graph };
     let compact = match serde_json::to_string(&file) {
         Ok(text) => text,

@@ -340,3 +340,9 @@ fn docs_example_round_trips() {
     assert_eq!(to_json(&g).unwrap(), text);
     assert_eq!(g.nodes().len(), 10);
 }
+
+#[test]
+fn invalid_graphs_are_not_written() {
+    let e = backend_api::json::to_json(&backend_api::Graph::default()).unwrap_err();
+    assert_eq!(e.kind(), backend_api::ErrorKind::Arity, "{e}");
+}

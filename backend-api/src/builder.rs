@@ -127,6 +127,12 @@ impl GraphBuilder {
         }
         self.add1(Op::Reshape { new_shape: dims }, &[x])
     }
+    /// Reshape to entries that may be symbols: `reshape_to(x, &["batch".into(), DimSpec::Infer])`
+    /// (`DimSpec` converts from `usize` and `&str`). `Infer` next to symbols is typed when it
+    /// comes out as a size or a single symbol.
+    pub fn reshape_to(&mut self, x: Value, new_shape: &[DimSpec]) -> Result<Value> {
+        self.add1(Op::Reshape { new_shape: new_shape.to_vec() }, &[x])
+    }
     /// Axis permutation (negative entries accepted).
     pub fn transpose(&mut self, x: Value, perm: &[i64]) -> Result<Value> {
         let r = self.rank(x)?;

@@ -354,3 +354,38 @@ fn run_into_reuses_the_output_memory_it_is_given() {
         }
     }
 }
+
+#[test]
+fn flatten_with_an_inferred_dim_runs_for_every_batch() {
+    // [batch, 4, 8] → Reshape [-1, 32] (typed [batch, 32]) → MatMul [32, 3].
+    let mut g = GraphBuilder::new();
+    let x = g.input("x", DType::F32, sym(&["batch"], &[4, 8])).unwrap();
+    let w = g.param("w", DType::F32, &[32, 3]).unwrap();
+    let flat = g.reshape(x, &[-1, 32]).unwrap();
+    let y = g.matmul(flat, w).unwrap();
+    g.output(y).unwrap();
+    let g = g.build().unwrap();
+    let mut rng = Rng(31);
+    let wv = rand_f32(&mut rng, &[32, 3]);
+    for be in [wgpu(), cpu()] {
+        let mut exe = be.compile(&g, &Default::default()).unwrap();
+        exe.set_param("w", wv.view()).unwrap();
+        for batch in [1usize, 3, 0] {
+            let xv = rand_f32(&mut rng, &[batch, 4, 8]);
+            let got = exe.run(&[("x", xv.view())]).unwrap();
+            let want = cpu_matmul(&xv.to_vec::<f32>().unwrap(), &wv.to_vec::<f32>().unwrap(), batch, 32, 3);
+            assert_eq!(got[0].shape(), &[batch, 3], "{}", be.name());
+            close(&got[0], &Tensor::from_slice(&[batch, 3], &want).unwrap(), 1e-5);
+        }
+    }
+}
+
+fn cpu_matmul(a: &[f32], b: &[f32], m: usize, k: usize, n: usize) -> Vec<f32> {
+    let mut c = vec![0f32; m * n];
+    for i in 0..m {
+        for j in 0..n {
+            c[i * n + j] = (0..k).map(|l| a[i * k + l] as f64 * b[l * n + j] as f64).sum::<f64>() as f32;
+        }
+    }
+    c
+}

@@ -5,6 +5,49 @@ use crate::op::{DimSpec, NarrowAttrs, PadAttrs, PadMode};
 use crate::shape::numel;
 use crate::{bail, Dim, Result, Shape, TensorType};
 
+/// The `Infer` (−1) entry of a Reshape involving symbols: `numel(x)` over the other entries, where
+/// each symbol of the target cancels one of `x`'s. Typed when the quotient is a static size or
+/// exactly one symbol (`[b, 4, 8] → [-1, 32]` gives `b`; `[b, 4, 8] → [b, -1]` gives 32);
+/// anything else (`b·c`, `3·b / 2`) is not a dim and is an error.
+fn infer_symbolic(x: &TensorType, new_shape: &[DimSpec]) -> Result<Dim> {
+    let mut syms: Vec<&str> = Vec::new();
+    let mut size = 1usize;
+    for d in x.shape.dims() {
+        match d {
+            Dim::Static(n) => size = size.saturating_mul(*n),
+            Dim::Sym(s) => syms.push(s),
+        }
+    }
+    let mut others = 1usize;
+    for d in new_shape {
+        match d {
+            DimSpec::Static(n) => others = others.saturating_mul(*n),
+            DimSpec::Sym(s) => match syms.iter().position(|x| x == s) {
+                Some(i) => {
+                    syms.remove(i);
+                }
+                None => bail!(Shape, "Reshape of {x} to {new_shape:?}: the target's symbol {s} is not a dim of the input, so -1 cannot be inferred"),
+            },
+            DimSpec::Infer => {}
+        }
+    }
+    if others == 0 {
+        bail!(Shape, "Reshape of {x} to {new_shape:?}: cannot infer a dim when the others multiply to 0");
+    }
+    if size == 0 {
+        return Ok(Dim::Static(0));
+    }
+    match (size % others, size / others, syms.as_slice()) {
+        (0, q, []) => Ok(Dim::Static(q)),
+        (0, 1, [s]) => Ok(Dim::Sym(s.to_string())),
+        _ => bail!(
+            Shape,
+            "Reshape of {x} to {new_shape:?}: the inferred dim would be {size}/{others}·{} — not a size or a single symbol; give it as a symbol",
+            syms.join("·")
+        ),
+    }
+}
+
 pub(crate) fn reshape(new_shape: &[DimSpec], ins: &[TensorType]) -> Result<Vec<TensorType>> {
     arity(ins, 1, "Reshape")?;
     let x = &ins[0];
@@ -14,17 +57,15 @@ pub(crate) fn reshape(new_shape: &[DimSpec], ins: &[TensorType]) -> Result<Vec<T
     }
     let has_sym = new_shape.iter().any(|d| matches!(d, DimSpec::Sym(_)));
     let out: Vec<Dim> = if has_sym || !x.shape.is_static() {
-        // Symbolic reshapes are checked when symbols are bound; only the exact-symbol form
-        // (no inferred dim) can be typed now.
-        if infers > 0 {
-            bail!(Shape, "Reshape of {x} to {new_shape:?}: an inferred dim with symbolic dims is not supported");
-        }
+        // Symbolic reshapes are checked again when symbols are bound (the element counts must
+        // agree); an inferred dim is typed here when it is a size or a single symbol.
+        let inferred = if infers > 0 { Some(infer_symbolic(x, new_shape)?) } else { None };
         new_shape
             .iter()
             .map(|d| match d {
                 DimSpec::Static(n) => Dim::Static(*n),
                 DimSpec::Sym(s) => Dim::Sym(s.clone()),
-                DimSpec::Infer => Dim::Static(0),
+                DimSpec::Infer => inferred.clone().unwrap_or(Dim::Static(0)),
             })
             .collect()
     } else {

@@ -61,6 +61,19 @@ pub enum DimSpec {
     Infer,
 }
 
+impl From<usize> for DimSpec {
+    fn from(n: usize) -> DimSpec {
+        DimSpec::Static(n)
+    }
+}
+
+impl From<&str> for DimSpec {
+    fn from(s: &str) -> DimSpec {
+        DimSpec::Sym(s.to_string())
+    }
+}
+
+
 /// `Narrow`: a strided slice along one axis (§2.3.3).
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize), serde(deny_unknown_fields))]

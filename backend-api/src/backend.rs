@@ -122,23 +122,28 @@ pub trait Executable: Send {
 /// Checks run feeds against a signature (names, dtypes, shapes; every input present, none
 /// unknown), returns them in signature order with the symbols they bind.
 pub fn check_feeds<'a>(sig: &Signature, inputs: &[(&str, Feed<'a>)]) -> Result<(Vec<Feed<'a>>, Bindings)> {
+    let (feeds, seen) = bind_feeds(sig, inputs)?;
+    Ok((feeds, Bindings::from_seen(seen)))
+}
+
+/// [`check_feeds`], with each binding as (symbol, size, name of the input that bound it).
+pub fn bind_feeds<'a>(sig: &Signature, inputs: &[(&str, Feed<'a>)]) -> Result<(Vec<Feed<'a>>, Vec<(String, usize, String)>)> {
     for (name, _) in inputs {
         if !sig.inputs.iter().any(|s| s.name == *name) {
             let known: Vec<&str> = sig.inputs.iter().map(|s| s.name.as_str()).collect();
             crate::bail!(Input, "unknown input {name:?}; the graph's inputs are {known:?}");
         }
     }
+    let mut seen = Vec::new();
     let mut out = Vec::with_capacity(sig.inputs.len());
     for slot in &sig.inputs {
         let Some((_, v)) = inputs.iter().find(|(n, _)| *n == slot.name) else {
             crate::bail!(Input, "missing input {:?} ({}{})", slot.name, slot.dtype, slot.shape);
         };
-        check_value(slot, v.dtype(), v.shape(), &mut Vec::new())?;
+        check_value(slot, v.dtype(), v.shape(), &mut seen)?;
         out.push(*v);
     }
-    let shapes: Vec<&[usize]> = out.iter().map(|f| f.shape()).collect();
-    let bindings = Bindings::from_inputs(sig, &shapes)?;
-    Ok((out, bindings))
+    Ok((out, seen))
 }
 
 /// Checks a placement list against a signature's outputs.
@@ -152,22 +157,16 @@ pub fn check_placement(sig: &Signature, placement: &[Placement]) -> Result<()> {
 /// Checks run inputs against a signature (names, dtypes, shapes; every input present, none unknown)
 /// and returns them in signature order. Symbolic dims must bind consistently.
 pub fn check_run_inputs<'a>(sig: &Signature, inputs: &[(&str, TensorView<'a>)]) -> Result<Vec<TensorView<'a>>> {
-    for (name, _) in inputs {
-        if !sig.inputs.iter().any(|s| s.name == *name) {
-            let known: Vec<&str> = sig.inputs.iter().map(|s| s.name.as_str()).collect();
-            crate::bail!(Input, "unknown input {name:?}; the graph's inputs are {known:?}");
+    let feeds: Vec<(&str, Feed<'a>)> = inputs.iter().map(|(n, v)| (*n, Feed::Host(*v))).collect();
+    let (ordered, _) = check_feeds(sig, &feeds)?;
+    let mut views = Vec::with_capacity(ordered.len());
+    for (f, slot) in ordered.into_iter().zip(&sig.inputs) {
+        match f {
+            Feed::Host(v) => views.push(v),
+            Feed::Device(_) => crate::bail!(Input, "input {:?} became a device value", slot.name),
         }
     }
-    let mut bindings: Vec<(String, usize, String)> = Vec::new();
-    let mut out = Vec::with_capacity(sig.inputs.len());
-    for slot in &sig.inputs {
-        let Some((_, v)) = inputs.iter().find(|(n, _)| *n == slot.name) else {
-            crate::bail!(Input, "missing input {:?} ({}{})", slot.name, slot.dtype, slot.shape);
-        };
-        check_slot(slot, v, &mut bindings)?;
-        out.push(*v);
-    }
-    Ok(out)
+    Ok(views)
 }
 
 /// Checks one tensor against a declared slot; symbolic dims are bound in `bindings`.
@@ -192,7 +191,7 @@ pub fn check_value(slot: &Slot, dtype: DType, dims: &[usize], bindings: &mut Vec
             crate::Dim::Sym(sym) => match bindings.iter().find(|(s, _, _)| s == sym) {
                 Some((_, prev, by)) if *prev != n => crate::bail!(
                     ShapeBinding,
-                    "symbol {sym} is {prev} from {by:?} but {n} from {:?}",
+                    "symbol {sym} is {prev} from input {by:?} but {n} from input {:?}",
                     slot.name
                 ),
                 Some(_) => {}

@@ -23,28 +23,22 @@ impl Bindings {
         Bindings(Vec::new())
     }
 
-    /// Binds the symbols of `sig`'s inputs from the shapes a run supplies (in signature order).
-    /// The same symbol must bind to the same size everywhere; otherwise a `ShapeBinding` error
-    /// names the symbol, both sizes and both inputs.
+    /// Binds the symbols of `sig`'s inputs from the shapes a run supplies (in signature order),
+    /// checking each shape against its slot. The same symbol must bind to the same size
+    /// everywhere; otherwise a `ShapeBinding` error names the symbol, both sizes and both inputs.
     pub fn from_inputs(sig: &Signature, shapes: &[&[usize]]) -> Result<Bindings> {
-        let mut seen: Vec<(String, usize, &str)> = Vec::new();
+        let mut seen = Vec::new();
         for (slot, dims) in sig.inputs.iter().zip(shapes) {
-            for (d, &n) in slot.shape.dims().iter().zip(dims.iter()) {
-                let Dim::Sym(sym) = d else { continue };
-                match seen.iter().find(|(s, _, _)| s == sym) {
-                    Some((_, prev, by)) if *prev != n => bail!(
-                        ShapeBinding,
-                        "symbol {sym} is {prev} from input {by:?} but {n} from input {:?}",
-                        slot.name
-                    ),
-                    Some(_) => {}
-                    None => seen.push((sym.clone(), n, &slot.name)),
-                }
-            }
+            crate::check_value(slot, slot.dtype, dims, &mut seen)?;
         }
+        Ok(Bindings::from_seen(seen))
+    }
+
+    /// The bindings `check_value` collected as (symbol, size, bound by).
+    pub(crate) fn from_seen(seen: Vec<(String, usize, String)>) -> Bindings {
         let mut pairs: Vec<(String, usize)> = seen.into_iter().map(|(s, n, _)| (s, n)).collect();
         pairs.sort();
-        Ok(Bindings(pairs))
+        Bindings(pairs)
     }
 
     /// The size bound to `sym`.

@@ -31,7 +31,7 @@ pub mod trace;
 mod tensor;
 
 pub use backend::{
-    check_feeds, check_placement, check_run_inputs, check_slot, check_value, Backend, Capabilities, CompileOptions, Executable,
+    bind_feeds, check_feeds, check_placement, check_run_inputs, check_slot, check_value, Backend, Capabilities, CompileOptions, Executable,
     Signature, Slot,
 };
 pub use bind::Bindings;

@@ -4,7 +4,7 @@ use crate::eval::{kernel, Env, Kernel};
 use crate::layout::Bindings;
 use backend_api::spec::op_label;
 use backend_api::{
-    bail, check_feeds, check_placement, check_slot, DType, DeviceStorage, DeviceTensor, Executable, Feed, Fetched,
+    bail, bind_feeds, check_placement, check_slot, DType, DeviceStorage, DeviceTensor, Executable, Feed, Fetched,
     Graph, Placement, Result, Signature, Tensor, TensorView,
 };
 use std::any::Any;
@@ -154,13 +154,10 @@ impl Executable for CpuRefExecutable {
     }
 
     fn run_with(&mut self, inputs: &[(&str, Feed<'_>)], placement: &[Placement]) -> Result<Vec<Fetched>> {
-        let (feeds, _) = check_feeds(&self.sig, inputs)?;
+        let (feeds, slots) = bind_feeds(&self.sig, inputs)?;
         check_placement(&self.sig, placement)?;
-        // check_feeds validated the bindings; redo them here to keep who bound what.
-        let mut slots = Vec::new();
         let mut by_name = HashMap::new();
         for (slot, f) in self.sig.inputs.iter().zip(&feeds) {
-            backend_api::check_value(slot, f.dtype(), f.shape(), &mut slots)?;
             by_name.insert(slot.name.clone(), feed_tensor(&slot.name, f)?);
         }
         self.check_params_set()?;

@@ -3,7 +3,7 @@
 
 use crate::device::DeviceContext;
 use crate::plan::bindable;
-use backend_api::{bail, check_slot, DType, Result, Signature, TensorView};
+use backend_api::{bail, check_slot, Result, Signature, TensorView};
 use std::sync::Mutex;
 
 /// The param buffers of one executable family, in signature order (`Home::Param(k)`).
@@ -57,12 +57,8 @@ impl ParamStore {
     /// Errs naming the first param never set.
     pub fn check_all_set(&self, sig: &Signature) -> Result<()> {
         let Ok(set) = self.set.lock() else { bail!(Device, "the params lock was poisoned by a panic") };
-        if let Some(k) = set.iter().position(|s| !s) {
-            let (dtype, shape): (DType, String) = match sig.params.get(k) {
-                Some(p) => (p.dtype, p.shape.to_string()),
-                None => (DType::F32, String::new()),
-            };
-            bail!(Input, "param {:?} ({dtype}{shape}) was never set; call set_param before run", self.names[k]);
+        if let Some(p) = set.iter().position(|s| !s).and_then(|k| sig.params.get(k)) {
+            bail!(Input, "param {:?} ({}{}) was never set; call set_param before run", p.name, p.dtype, p.shape);
         }
         Ok(())
     }

@@ -64,23 +64,27 @@ impl DeviceStorage for WgpuTensor {
     }
 }
 
-/// Maps `staging` for reading (waiting for the GPU), hands its bytes to `f`, unmaps.
-pub(crate) fn read_mapped<T>(ctx: &DeviceContext, staging: &wgpu::Buffer, f: impl FnOnce(&[u8]) -> Result<T>) -> Result<T> {
-    let slice = staging.slice(..);
+/// Maps the whole of `buf` in `mode`, waiting until the GPU no longer uses it.
+pub(crate) fn map_and_wait(ctx: &DeviceContext, buf: &wgpu::Buffer, mode: wgpu::MapMode) -> Result<()> {
     let (tx, rx) = std::sync::mpsc::channel();
-    slice.map_async(wgpu::MapMode::Read, move |r| {
+    buf.slice(..).map_async(mode, move |r| {
         let _ = tx.send(r);
     });
     ctx.device
         .poll(wgpu::PollType::wait_indefinitely())
         .map_err(|e| Error::new(ErrorKind::Device, format!("waiting for the GPU: {e}")))?;
     match rx.recv() {
-        Ok(Ok(())) => {}
-        Ok(Err(e)) => bail!(Device, "mapping the readback buffer failed: {e}"),
-        Err(_) => bail!(Device, "the readback mapping never completed"),
+        Ok(Ok(())) => Ok(()),
+        Ok(Err(e)) => bail!(Device, "mapping a {mode:?} buffer failed: {e}"),
+        Err(_) => bail!(Device, "a {mode:?} mapping never completed"),
     }
+}
+
+/// Maps `staging` for reading (waiting for the GPU), hands its bytes to `f`, unmaps.
+pub(crate) fn read_mapped<T>(ctx: &DeviceContext, staging: &wgpu::Buffer, f: impl FnOnce(&[u8]) -> Result<T>) -> Result<T> {
+    map_and_wait(ctx, staging, wgpu::MapMode::Read)?;
     let result = {
-        let view = slice.get_mapped_range().map_err(|e| Error::new(ErrorKind::Device, format!("{e}")))?;
+        let view = staging.slice(..).get_mapped_range().map_err(|e| Error::new(ErrorKind::Device, format!("{e}")))?;
         f(&view)
     };
     staging.unmap();

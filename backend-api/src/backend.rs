@@ -60,7 +60,9 @@ impl Signature {
         // Leaves declare their own types (Input: dtype and shape; Param: a static shape).
         for n in graph.nodes() {
             match &n.op {
-                crate::Op::Input(a) => sig.inputs.push(Slot { name: a.name.clone(), dtype: a.dtype, shape: a.shape.clone() }),
+                crate::Op::Input(a) => {
+                    sig.inputs.push(Slot { name: a.name.clone(), dtype: a.dtype, shape: a.shape.clone() })
+                }
                 crate::Op::Param(a) if !sig.params.iter().any(|p| p.name == a.name) => {
                     sig.params.push(Slot { name: a.name.clone(), dtype: a.dtype, shape: Shape::of(&a.shape) })
                 }
@@ -127,7 +129,10 @@ pub fn check_feeds<'a>(sig: &Signature, inputs: &[(&str, Feed<'a>)]) -> Result<(
 }
 
 /// [`check_feeds`], with each binding as (symbol, size, name of the input that bound it).
-pub fn bind_feeds<'a>(sig: &Signature, inputs: &[(&str, Feed<'a>)]) -> Result<(Vec<Feed<'a>>, Vec<(String, usize, String)>)> {
+pub fn bind_feeds<'a>(
+    sig: &Signature,
+    inputs: &[(&str, Feed<'a>)],
+) -> Result<(Vec<Feed<'a>>, Vec<(String, usize, String)>)> {
     for (name, _) in inputs {
         if !sig.inputs.iter().any(|s| s.name == *name) {
             let known: Vec<&str> = sig.inputs.iter().map(|s| s.name.as_str()).collect();
@@ -175,7 +180,12 @@ pub fn check_slot(slot: &Slot, v: &TensorView<'_>, bindings: &mut Vec<(String, u
 }
 
 /// Checks a dtype and shape against a declared slot; symbolic dims are bound in `bindings`.
-pub fn check_value(slot: &Slot, dtype: DType, dims: &[usize], bindings: &mut Vec<(String, usize, String)>) -> Result<()> {
+pub fn check_value(
+    slot: &Slot,
+    dtype: DType,
+    dims: &[usize],
+    bindings: &mut Vec<(String, usize, String)>,
+) -> Result<()> {
     if dtype != slot.dtype {
         crate::bail!(Input, "{:?} expects {} but got {}", slot.name, slot.dtype, dtype);
     }

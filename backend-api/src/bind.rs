@@ -174,19 +174,68 @@ fn bind_op(op: &Op, b: &Bindings) -> Result<Op> {
         }
         // No shape-valued attribute and no subgraph: nothing to bind. Listed one by one so that a
         // new op with a shape attribute must be looked at here.
-        Op::Param(_) | Op::Constant(_) | Op::Unary(_) | Op::Binary(_) | Op::Compare(_) | Op::Where | Op::Fma
-        | Op::Cast { .. } | Op::Transpose { .. } | Op::Narrow(_) | Op::Concat { .. } | Op::Reverse { .. }
-        | Op::Pad(_) | Op::Gather(_) | Op::ScatterAdd(_) | Op::Reduce(_) | Op::ArgMax(_) | Op::ArgMin(_)
-        | Op::TopK(_) | Op::Cumsum(_) | Op::CumsumBackward(_) | Op::MatMul | Op::DotGeneral(_)
-        | Op::FusedMatMulBiasAct { .. } | Op::GroupedMatMul(_) | Op::QuantMatMul(_) | Op::QuantGroupedMatMul(_)
-        | Op::Softmax { .. } | Op::LogSoftmax { .. } | Op::SoftmaxCrossEntropy(_) | Op::LayerNorm(_)
-        | Op::RmsNorm(_) | Op::GroupNorm(_) | Op::LayerNorm2d(_) | Op::FusedResidualLayerNorm(_)
-        | Op::FusedResidualRmsNorm(_) | Op::Attention(_) | Op::AttentionBackward(_) | Op::Rope(_)
-        | Op::RopeBackward(_) | Op::Conv(_) | Op::ConvTranspose(_) | Op::Pool(_) | Op::Im2Col(_)
-        | Op::ResizeNearest(_) | Op::Rnn(_) | Op::Gru(_) | Op::Lstm(_) | Op::SelectiveScan(_) | Op::Mamba2(_)
-        | Op::GatedDeltaNet(_) | Op::Fft(_) | Op::LogMel(_) | Op::WelchPeaks(_) | Op::Sample(_)
-        | Op::ElementwiseRegion(_) | Op::BatchElementwiseRegion(_) | Op::TransformRegion(_) | Op::Custom(_)
-        | Op::LayerNormBackward(_) | Op::RmsNormBackward(_) | Op::SoftmaxCrossEntropyBackward(_)
+        Op::Param(_)
+        | Op::Constant(_)
+        | Op::Unary(_)
+        | Op::Binary(_)
+        | Op::Compare(_)
+        | Op::Where
+        | Op::Fma
+        | Op::Cast { .. }
+        | Op::Transpose { .. }
+        | Op::Narrow(_)
+        | Op::Concat { .. }
+        | Op::Reverse { .. }
+        | Op::Pad(_)
+        | Op::Gather(_)
+        | Op::ScatterAdd(_)
+        | Op::Reduce(_)
+        | Op::ArgMax(_)
+        | Op::ArgMin(_)
+        | Op::TopK(_)
+        | Op::Cumsum(_)
+        | Op::CumsumBackward(_)
+        | Op::MatMul
+        | Op::DotGeneral(_)
+        | Op::FusedMatMulBiasAct { .. }
+        | Op::GroupedMatMul(_)
+        | Op::QuantMatMul(_)
+        | Op::QuantGroupedMatMul(_)
+        | Op::Softmax { .. }
+        | Op::LogSoftmax { .. }
+        | Op::SoftmaxCrossEntropy(_)
+        | Op::LayerNorm(_)
+        | Op::RmsNorm(_)
+        | Op::GroupNorm(_)
+        | Op::LayerNorm2d(_)
+        | Op::FusedResidualLayerNorm(_)
+        | Op::FusedResidualRmsNorm(_)
+        | Op::Attention(_)
+        | Op::AttentionBackward(_)
+        | Op::Rope(_)
+        | Op::RopeBackward(_)
+        | Op::Conv(_)
+        | Op::ConvTranspose(_)
+        | Op::Pool(_)
+        | Op::Im2Col(_)
+        | Op::ResizeNearest(_)
+        | Op::Rnn(_)
+        | Op::Gru(_)
+        | Op::Lstm(_)
+        | Op::SelectiveScan(_)
+        | Op::Mamba2(_)
+        | Op::GatedDeltaNet(_)
+        | Op::Fft(_)
+        | Op::LogMel(_)
+        | Op::WelchPeaks(_)
+        | Op::Sample(_)
+        | Op::ElementwiseRegion(_)
+        | Op::BatchElementwiseRegion(_)
+        | Op::TransformRegion(_)
+        | Op::Custom(_)
+        | Op::LayerNormBackward(_)
+        | Op::RmsNormBackward(_)
+        | Op::SoftmaxCrossEntropyBackward(_)
         | Op::LogMelBackward(_) => op.clone(),
         #[cfg(feature = "splat")]
         Op::GaussianSplatPrepare(_)

@@ -28,11 +28,7 @@ impl GraphBuilder {
         let id = self.nodes.len();
         let label = op_label(&op);
         let ctx = |e: crate::Error| e.at_node(id, label.clone());
-        let types = inputs
-            .iter()
-            .map(|v| self.value_type(*v).cloned())
-            .collect::<Result<Vec<_>>>()
-            .map_err(ctx)?;
+        let types = inputs.iter().map(|v| self.value_type(*v).cloned()).collect::<Result<Vec<_>>>().map_err(ctx)?;
         let outputs = infer(&op, &types).map_err(|e| ctx(e.context(describe_inputs(&types))))?;
         self.names.check(&op).map_err(ctx)?;
         let n = outputs.len();

@@ -40,7 +40,13 @@ impl GraphBuilder {
         self.add1(Op::ScatterAdd(ScatterAddAttrs { axis }), &[data, indices, updates])
     }
     /// `GatherBackward`: the gradient of `Gather(data, indices, axis)` for a `data` of `data_shape`.
-    pub fn gather_backward(&mut self, dy: Value, indices: Value, axis: i64, data_shape: impl Into<Shape>) -> Result<Value> {
+    pub fn gather_backward(
+        &mut self,
+        dy: Value,
+        indices: Value,
+        axis: i64,
+        data_shape: impl Into<Shape>,
+    ) -> Result<Value> {
         let data_shape = data_shape.into();
         let axis = canon_axis(axis, data_shape.rank())?;
         self.add1(Op::GatherBackward(GatherBackwardAttrs { axis, data_shape }), &[dy, indices])
@@ -58,7 +64,14 @@ impl GraphBuilder {
         self.add1(Op::ArgMin(ArgReduceAttrs { axis, keep_dims, index_dtype }), &[x])
     }
     /// `TopK`: `(values, indices)` of the `k` largest (or smallest) elements along `axis`.
-    pub fn top_k(&mut self, x: Value, k: usize, axis: i64, largest: bool, index_dtype: DType) -> Result<(Value, Value)> {
+    pub fn top_k(
+        &mut self,
+        x: Value,
+        k: usize,
+        axis: i64,
+        largest: bool,
+        index_dtype: DType,
+    ) -> Result<(Value, Value)> {
         let axis = self.axis_in(x, axis)?;
         two(self.add(Op::TopK(TopKAttrs { k, axis, largest, index_dtype }), &[x])?)
     }
@@ -85,7 +98,13 @@ impl GraphBuilder {
         self.add1(Op::QuantMatMul(QuantMatMulAttrs { format }), &ins)
     }
     /// `QuantGroupedMatMul`: `weights` each with a leading expert dim, then `expert [M]`.
-    pub fn quant_grouped_matmul(&mut self, x: Value, weights: &[Value], expert: Value, format: QuantFormat) -> Result<Value> {
+    pub fn quant_grouped_matmul(
+        &mut self,
+        x: Value,
+        weights: &[Value],
+        expert: Value,
+        format: QuantFormat,
+    ) -> Result<Value> {
         let ins: Vec<Value> = std::iter::once(x).chain(weights.iter().copied()).chain([expert]).collect();
         self.add1(Op::QuantGroupedMatMul(QuantMatMulAttrs { format }), &ins)
     }
@@ -97,12 +116,25 @@ impl GraphBuilder {
         self.add1(Op::SoftmaxCrossEntropy(SoftmaxCrossEntropyAttrs { axis }), &[logits, targets])
     }
     /// `SoftmaxCrossEntropyBackward`: `d_logits` given the loss gradient `d_loss`.
-    pub fn softmax_cross_entropy_backward(&mut self, logits: Value, targets: Value, d_loss: Value, axis: i64) -> Result<Value> {
+    pub fn softmax_cross_entropy_backward(
+        &mut self,
+        logits: Value,
+        targets: Value,
+        d_loss: Value,
+        axis: i64,
+    ) -> Result<Value> {
         let axis = self.axis_in(logits, axis)?;
         self.add1(Op::SoftmaxCrossEntropyBackward(SoftmaxCrossEntropyAttrs { axis }), &[logits, targets, d_loss])
     }
     /// `GroupNorm` of `x [N, C, *spatial]` in `num_groups` channel groups.
-    pub fn group_norm(&mut self, x: Value, gamma: Value, beta: Option<Value>, num_groups: u32, eps: f32) -> Result<Value> {
+    pub fn group_norm(
+        &mut self,
+        x: Value,
+        gamma: Value,
+        beta: Option<Value>,
+        num_groups: u32,
+        eps: f32,
+    ) -> Result<Value> {
         let ins: Vec<Value> = [x, gamma].into_iter().chain(beta).collect();
         self.add1(Op::GroupNorm(GroupNormAttrs { num_groups, eps }), &ins)
     }
@@ -139,10 +171,24 @@ impl GraphBuilder {
         let a = self.fused_attrs(x, bias.is_some(), beta.is_some(), axis, eps, emit_sum)?;
         self.fused_norm(Op::FusedResidualRmsNorm(a), x, (residual, bias), (gamma, beta))
     }
-    fn fused_attrs(&self, x: Value, has_bias: bool, has_beta: bool, axis: i64, eps: f32, emit_sum: bool) -> Result<FusedResidualNormAttrs> {
+    fn fused_attrs(
+        &self,
+        x: Value,
+        has_bias: bool,
+        has_beta: bool,
+        axis: i64,
+        eps: f32,
+        emit_sum: bool,
+    ) -> Result<FusedResidualNormAttrs> {
         Ok(FusedResidualNormAttrs { axis: self.axis_in(x, axis)?, eps, has_bias, has_beta, emit_sum })
     }
-    fn fused_norm(&mut self, op: Op, x: Value, rb: (Value, Option<Value>), gb: (Value, Option<Value>)) -> Result<(Value, Option<Value>)> {
+    fn fused_norm(
+        &mut self,
+        op: Op,
+        x: Value,
+        rb: (Value, Option<Value>),
+        gb: (Value, Option<Value>),
+    ) -> Result<(Value, Option<Value>)> {
         let ins: Vec<Value> = [x, rb.0].into_iter().chain(rb.1).chain([gb.0]).chain(gb.1).collect();
         let outs = self.add(op, &ins)?;
         match outs[..] {
@@ -152,12 +198,28 @@ impl GraphBuilder {
         }
     }
     /// `LayerNormBackward`: `dx`, `dgamma` or `dbeta` (`wrt`) of `LayerNorm(x, gamma; axis, eps)`.
-    pub fn layer_norm_backward(&mut self, x: Value, gamma: Value, dy: Value, axis: i64, eps: f32, wrt: NormGrad) -> Result<Value> {
+    pub fn layer_norm_backward(
+        &mut self,
+        x: Value,
+        gamma: Value,
+        dy: Value,
+        axis: i64,
+        eps: f32,
+        wrt: NormGrad,
+    ) -> Result<Value> {
         let axis = self.axis_in(x, axis)?;
         self.add1(Op::LayerNormBackward(NormBackwardAttrs { axis, eps, wrt }), &[x, gamma, dy])
     }
     /// `RmsNormBackward`: `dx`, `dgamma` or `dbeta` (`wrt`) of `RmsNorm(x, gamma; axis, eps)`.
-    pub fn rms_norm_backward(&mut self, x: Value, gamma: Value, dy: Value, axis: i64, eps: f32, wrt: NormGrad) -> Result<Value> {
+    pub fn rms_norm_backward(
+        &mut self,
+        x: Value,
+        gamma: Value,
+        dy: Value,
+        axis: i64,
+        eps: f32,
+        wrt: NormGrad,
+    ) -> Result<Value> {
         let axis = self.axis_in(x, axis)?;
         self.add1(Op::RmsNormBackward(NormBackwardAttrs { axis, eps, wrt }), &[x, gamma, dy])
     }
@@ -217,7 +279,14 @@ impl GraphBuilder {
         let a = self.rope_attrs(dy, head_dim, rotary_dim, style, seq_axis)?;
         self.add1(Op::RopeBackward(a), &[dy, cos, sin])
     }
-    fn rope_attrs(&self, x: Value, head_dim: u32, rotary_dim: Option<u32>, style: RopeStyle, seq_axis: i64) -> Result<RopeAttrs> {
+    fn rope_attrs(
+        &self,
+        x: Value,
+        head_dim: u32,
+        rotary_dim: Option<u32>,
+        style: RopeStyle,
+        seq_axis: i64,
+    ) -> Result<RopeAttrs> {
         let seq_axis = self.axis_in(x, seq_axis)?;
         Ok(RopeAttrs { head_dim, rotary_dim: rotary_dim.unwrap_or(head_dim), style, seq_axis })
     }
@@ -230,7 +299,13 @@ impl GraphBuilder {
         self.add1(Op::Conv(a), &ins)
     }
     /// `ConvTranspose`; lists may use the shorthands of [`expand_list`].
-    pub fn conv_transpose(&mut self, x: Value, w: Value, bias: Option<Value>, attrs: &ConvTransposeAttrs) -> Result<Value> {
+    pub fn conv_transpose(
+        &mut self,
+        x: Value,
+        w: Value,
+        bias: Option<Value>,
+        attrs: &ConvTransposeAttrs,
+    ) -> Result<Value> {
         let mut a = attrs.expand(self.spatial(x)?)?;
         a.conv.has_bias = bias.is_some();
         let ins: Vec<Value> = [x, w].into_iter().chain(bias).collect();
@@ -259,17 +334,35 @@ impl GraphBuilder {
         self.add(op, &ins)
     }
     /// `Rnn`: `(y, h_n)`. `weights` in PyTorch order; `has_initial_state` is set from `h0`.
-    pub fn rnn(&mut self, x: Value, weights: &[Value], h0: Option<Value>, attrs: RecurrentAttrs) -> Result<(Value, Value)> {
+    pub fn rnn(
+        &mut self,
+        x: Value,
+        weights: &[Value],
+        h0: Option<Value>,
+        attrs: RecurrentAttrs,
+    ) -> Result<(Value, Value)> {
         let a = RecurrentAttrs { has_initial_state: h0.is_some(), linear_before_reset: true, ..attrs };
         two(self.cell(Op::Rnn(a), x, weights, &h0.into_iter().collect::<Vec<_>>())?)
     }
     /// `Gru`: `(y, h_n)`. `weights` in PyTorch order; `has_initial_state` is set from `h0`.
-    pub fn gru(&mut self, x: Value, weights: &[Value], h0: Option<Value>, attrs: RecurrentAttrs) -> Result<(Value, Value)> {
+    pub fn gru(
+        &mut self,
+        x: Value,
+        weights: &[Value],
+        h0: Option<Value>,
+        attrs: RecurrentAttrs,
+    ) -> Result<(Value, Value)> {
         let a = RecurrentAttrs { has_initial_state: h0.is_some(), nonlinearity: RnnNonlinearity::Tanh, ..attrs };
         two(self.cell(Op::Gru(a), x, weights, &h0.into_iter().collect::<Vec<_>>())?)
     }
     /// `Lstm`: `(y, h_n, c_n)`. `initial` is `(h0, c0)`.
-    pub fn lstm(&mut self, x: Value, weights: &[Value], initial: Option<(Value, Value)>, attrs: RecurrentAttrs) -> Result<(Value, Value, Value)> {
+    pub fn lstm(
+        &mut self,
+        x: Value,
+        weights: &[Value],
+        initial: Option<(Value, Value)>,
+        attrs: RecurrentAttrs,
+    ) -> Result<(Value, Value, Value)> {
         let a = RecurrentAttrs {
             has_initial_state: initial.is_some(),
             nonlinearity: RnnNonlinearity::Tanh,
@@ -284,12 +377,28 @@ impl GraphBuilder {
         }
     }
     /// `SelectiveScan`: `(y, h_final)`.
-    pub fn selective_scan(&mut self, x: Value, delta: Value, a: Value, b: Value, c: Value, h0: Option<Value>) -> Result<(Value, Value)> {
+    pub fn selective_scan(
+        &mut self,
+        x: Value,
+        delta: Value,
+        a: Value,
+        b: Value,
+        c: Value,
+        h0: Option<Value>,
+    ) -> Result<(Value, Value)> {
         let ins: Vec<Value> = [x, delta, a, b, c].into_iter().chain(h0).collect();
         two(self.add(Op::SelectiveScan(StateSpaceAttrs { has_initial_state: h0.is_some() }), &ins)?)
     }
     /// `Mamba2`: `(y, state)`.
-    pub fn mamba2(&mut self, x: Value, dt: Value, a: Value, b: Value, c: Value, state0: Option<Value>) -> Result<(Value, Value)> {
+    pub fn mamba2(
+        &mut self,
+        x: Value,
+        dt: Value,
+        a: Value,
+        b: Value,
+        c: Value,
+        state0: Option<Value>,
+    ) -> Result<(Value, Value)> {
         let ins: Vec<Value> = [x, dt, a, b, c].into_iter().chain(state0).collect();
         two(self.add(Op::Mamba2(StateSpaceAttrs { has_initial_state: state0.is_some() }), &ins)?)
     }
@@ -339,7 +448,13 @@ impl GraphBuilder {
         self.add1(Op::LogMel(LogMelAttrs { floor_scope }), &[spectrum, filters])
     }
     /// `LogMelBackward`: `d_spectrum` given `dy`.
-    pub fn log_mel_backward(&mut self, spectrum: Value, filters: Value, dy: Value, floor_scope: FloorScope) -> Result<Value> {
+    pub fn log_mel_backward(
+        &mut self,
+        spectrum: Value,
+        filters: Value,
+        dy: Value,
+        floor_scope: FloorScope,
+    ) -> Result<Value> {
         self.add1(Op::LogMelBackward(LogMelAttrs { floor_scope }), &[spectrum, filters, dy])
     }
     /// `WelchPeaks`: `(bins, power)` of the `k` strongest bins.
@@ -352,12 +467,28 @@ impl GraphBuilder {
         self.add1(Op::RngBits(RngBitsAttrs { shape: shape.into(), seed }), &[key])
     }
     /// `RngUniform` in `[low, high)`.
-    pub fn rng_uniform(&mut self, key: Value, shape: impl Into<Shape>, dtype: DType, low: f64, high: f64, seed: u64) -> Result<Value> {
+    pub fn rng_uniform(
+        &mut self,
+        key: Value,
+        shape: impl Into<Shape>,
+        dtype: DType,
+        low: f64,
+        high: f64,
+        seed: u64,
+    ) -> Result<Value> {
         let a = RngUniformAttrs { shape: shape.into(), dtype, low, high, seed };
         self.add1(Op::RngUniform(a), &[key])
     }
     /// `RngNormal` with `mean` and `std`.
-    pub fn rng_normal(&mut self, key: Value, shape: impl Into<Shape>, dtype: DType, mean: f64, std: f64, seed: u64) -> Result<Value> {
+    pub fn rng_normal(
+        &mut self,
+        key: Value,
+        shape: impl Into<Shape>,
+        dtype: DType,
+        mean: f64,
+        std: f64,
+        seed: u64,
+    ) -> Result<Value> {
         let a = RngNormalAttrs { shape: shape.into(), dtype, mean, std, seed };
         self.add1(Op::RngNormal(a), &[key])
     }
@@ -372,7 +503,13 @@ impl GraphBuilder {
         self.add(Op::If(IfAttrs { then_graph, else_graph }), &ins)
     }
     /// `While`: the final loop values.
-    pub fn while_(&mut self, init: &[Value], cond_graph: Graph, body_graph: Graph, max_iterations: u64) -> Result<Vec<Value>> {
+    pub fn while_(
+        &mut self,
+        init: &[Value],
+        cond_graph: Graph,
+        body_graph: Graph,
+        max_iterations: u64,
+    ) -> Result<Vec<Value>> {
         self.add(Op::While(WhileAttrs { cond_graph, body_graph, max_iterations }), init)
     }
 
@@ -385,7 +522,13 @@ impl GraphBuilder {
         self.add1(Op::BatchElementwiseRegion(RegionAttrs { program }), inputs)
     }
     /// `TransformRegion`: input `resized_input` read through `ResizeNearest(scales)`.
-    pub fn transform_region(&mut self, inputs: &[Value], program: RegionProgram, resized_input: u32, scales: &[u32]) -> Result<Vec<Value>> {
+    pub fn transform_region(
+        &mut self,
+        inputs: &[Value],
+        program: RegionProgram,
+        resized_input: u32,
+        scales: &[u32],
+    ) -> Result<Vec<Value>> {
         let a = TransformRegionAttrs { program, resized_input, scales: scales.to_vec() };
         self.add(Op::TransformRegion(a), inputs)
     }
@@ -414,7 +557,12 @@ impl GraphBuilder {
     }
     /// `GaussianSplatRenderBackward`: `[d_positions, d_log_scales, d_rotations, d_opacity_logits,
     /// d_sh]` given `d_image`.
-    pub fn gaussian_splat_render_backward(&mut self, scene: &[Value], d_image: Value, attrs: SplatAttrs) -> Result<Vec<Value>> {
+    pub fn gaussian_splat_render_backward(
+        &mut self,
+        scene: &[Value],
+        d_image: Value,
+        attrs: SplatAttrs,
+    ) -> Result<Vec<Value>> {
         let ins: Vec<Value> = scene.iter().copied().chain([d_image]).collect();
         self.add(Op::GaussianSplatRenderBackward(attrs), &ins)
     }

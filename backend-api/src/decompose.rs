@@ -53,14 +53,18 @@ pub fn decompose_graph(graph: &Graph, native: impl Fn(&Op) -> bool) -> Result<Gr
         let ins: Vec<Value> = node
             .inputs
             .iter()
-            .map(|v| map.get(v).copied().ok_or_else(|| crate::Error::new(crate::ErrorKind::Arity, format!("{v} undefined"))))
+            .map(|v| {
+                map.get(v).copied().ok_or_else(|| crate::Error::new(crate::ErrorKind::Arity, format!("{v} undefined")))
+            })
             .collect::<Result<_>>()?;
         let outs: Vec<Value> = if native(&node.op) {
             g.add(node.op.clone(), &ins)?
         } else {
             match &node.op {
                 Op::DotGeneral(a) => vec![dot_general(&mut g, ins[0], ins[1], a)?],
-                Op::FusedMatMulBiasAct { activation } => vec![fused_matmul(&mut g, ins[0], ins[1], ins[2], *activation)?],
+                Op::FusedMatMulBiasAct { activation } => {
+                    vec![fused_matmul(&mut g, ins[0], ins[1], ins[2], *activation)?]
+                }
                 Op::Fma => {
                     let p = g.binary(BinaryOp::Mul, ins[0], ins[1])?;
                     vec![g.binary(BinaryOp::Add, p, ins[2])?]

@@ -195,7 +195,11 @@ impl Names {
                         bail!(
                             Attribute,
                             "param {:?} declared as {}{:?} and as {}{:?}",
-                            a.name, prev.0, prev.1, a.dtype, a.shape
+                            a.name,
+                            prev.0,
+                            prev.1,
+                            a.dtype,
+                            a.shape
                         );
                     }
                 }

@@ -27,17 +27,17 @@ pub mod philox;
 mod registry;
 pub mod shape;
 pub mod spec;
-pub mod trace;
 mod tensor;
+pub mod trace;
 
 pub use backend::{
-    bind_feeds, check_feeds, check_placement, check_run_inputs, check_slot, check_value, Backend, Capabilities, CompileOptions, Executable,
-    Signature, Slot,
+    bind_feeds, check_feeds, check_placement, check_run_inputs, check_slot, check_value, Backend, Capabilities,
+    CompileOptions, Executable, Signature, Slot,
 };
 pub use bind::Bindings;
-pub use device_value::{DeviceStorage, DeviceTensor, Feed, Fetched, Placement};
 pub use builder::GraphBuilder;
 pub use custom::CustomOpDef;
+pub use device_value::{DeviceStorage, DeviceTensor, Feed, Fetched, Placement};
 pub use dtype::{DType, DTypeSet};
 pub use error::{Error, ErrorKind, Result};
 pub use graph::{Graph, Node, NodeId, TensorType, Value};

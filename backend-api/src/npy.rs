@@ -61,7 +61,9 @@ pub fn to_npy(t: &Tensor) -> Result<Vec<u8>> {
     let unpadded = MAGIC.len() + 2 + 2 + header.len() + 1;
     header.push_str(&" ".repeat(unpadded.div_ceil(64) * 64 - unpadded));
     header.push('\n');
-    let Ok(len) = u16::try_from(header.len()) else { bail!(Input, ".npy header of {} bytes is too long", header.len()) };
+    let Ok(len) = u16::try_from(header.len()) else {
+        bail!(Input, ".npy header of {} bytes is too long", header.len())
+    };
     let mut out = Vec::with_capacity(MAGIC.len() + 4 + header.len() + t.bytes().len());
     out.extend_from_slice(MAGIC);
     out.extend_from_slice(&[1, 0]);
@@ -86,7 +88,11 @@ fn parse_shape(s: &str) -> Result<Vec<usize>> {
         .split(',')
         .map(str::trim)
         .filter(|p| !p.is_empty())
-        .map(|p| p.trim_end_matches('L').parse::<usize>().map_err(|_| crate::Error::new(crate::ErrorKind::Input, format!(".npy shape {s:?} is not a tuple of sizes"))))
+        .map(|p| {
+            p.trim_end_matches('L').parse::<usize>().map_err(|_| {
+                crate::Error::new(crate::ErrorKind::Input, format!(".npy shape {s:?} is not a tuple of sizes"))
+            })
+        })
         .collect()
 }
 

@@ -143,7 +143,11 @@ pub fn broadcast_strides(from: &[usize], to: &[usize]) -> Vec<usize> {
                 return 0;
             }
             let j = i - pad + skip;
-            if from[j] == 1 { 0 } else { own[j] }
+            if from[j] == 1 {
+                0
+            } else {
+                own[j]
+            }
         })
         .collect()
 }

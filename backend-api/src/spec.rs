@@ -153,12 +153,18 @@ pub fn op_table() -> Vec<OpEntry> {
     let mut plain = PLAIN.iter().chain(SPLAT.iter()).map(|&(n, d, c, m)| entry(n.to_string(), d, c, m));
     t.extend(plain.by_ref().take(3));
     t.extend(UnaryOp::ALL.iter().map(|u| entry(format!("Unary.{}", u.name()), u.dtypes(), u.base_tolerance(), false)));
-    t.extend(BinaryOp::ALL.iter().map(|b| entry(format!("Binary.{}", b.name()), b.dtypes(), b.base_tolerance(), false)));
-    t.extend(CompareOp::ALL.iter().map(|c| entry(format!("Compare.{}", c.name()), c.dtypes(), c.base_tolerance(), false)));
+    t.extend(
+        BinaryOp::ALL.iter().map(|b| entry(format!("Binary.{}", b.name()), b.dtypes(), b.base_tolerance(), false)),
+    );
+    t.extend(
+        CompareOp::ALL.iter().map(|c| entry(format!("Compare.{}", c.name()), c.dtypes(), c.base_tolerance(), false)),
+    );
     t.extend(plain.by_ref().take(13 - 3));
-    t.extend(ReduceOp::ALL.iter().map(|r| {
-        entry(format!("Reduce.{}", r.name()), r.dtypes(), r.base_tolerance(), r.magnitude_scaled())
-    }));
+    t.extend(
+        ReduceOp::ALL
+            .iter()
+            .map(|r| entry(format!("Reduce.{}", r.name()), r.dtypes(), r.base_tolerance(), r.magnitude_scaled())),
+    );
     t.extend(plain);
     t
 }
@@ -268,9 +274,7 @@ pub fn tolerance_for(op: &Op, dtype: DType) -> (Tolerance, bool) {
     match op {
         Op::Unary(u) => (u.tolerance(dtype), false),
         Op::Binary(b) => (b.tolerance(dtype), false),
-        Op::FusedMatMulBiasAct { activation: Some(u) } => {
-            (u.tolerance(dtype).max(Tolerance::Approx), true)
-        }
+        Op::FusedMatMulBiasAct { activation: Some(u) } => (u.tolerance(dtype).max(Tolerance::Approx), true),
         _ => match op_entry(&op_label(op)) {
             Some(e) => (e.tolerance, e.magnitude),
             None => (Tolerance::Approx, false),

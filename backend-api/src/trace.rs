@@ -91,7 +91,13 @@ pub fn trace(
     }
     let outputs = exe.run(inputs).map_err(|e| e.context("trace: run"))?;
     if outputs.len() != values.len() {
-        bail!(Device, "trace: backend {} returned {} outputs for {} values", backend.name(), outputs.len(), values.len());
+        bail!(
+            Device,
+            "trace: backend {} returned {} outputs for {} values",
+            backend.name(),
+            outputs.len(),
+            values.len()
+        );
     }
     Ok(report(graph, &values, &outputs))
 }

@@ -60,10 +60,7 @@ fn one(t: Tensor) -> Vec<Tensor> {
 
 fn unsupported(op: &Op) -> Error {
     let label = backend_api::spec::op_label(op);
-    Error::new(
-        ErrorKind::Unsupported,
-        format!("cpu-ref does not implement {label} yet"),
-    )
+    Error::new(ErrorKind::Unsupported, format!("cpu-ref does not implement {label} yet"))
 }
 
 /// The kernel of `op`, or `Unsupported` for an op outside the implemented set.
@@ -105,9 +102,7 @@ pub(crate) fn kernel(op: &Op) -> Result<Kernel> {
         Op::LayerNorm(a) => k(move |i, _| norm::layer_norm(arg(i, 0)?, arg(i, 1)?, i.get(2).copied(), &a).map(one)),
         Op::RmsNorm(a) => k(move |i, _| norm::rms_norm(arg(i, 0)?, arg(i, 1)?, i.get(2).copied(), &a).map(one)),
         Op::Gather(a) => k(move |i, _| indexing::gather(arg(i, 0)?, arg(i, 1)?, a.axis).map(one)),
-        Op::ScatterAdd(a) => {
-            k(move |i, _| indexing::scatter_add(arg(i, 0)?, arg(i, 1)?, arg(i, 2)?, a.axis).map(one))
-        }
+        Op::ScatterAdd(a) => k(move |i, _| indexing::scatter_add(arg(i, 0)?, arg(i, 1)?, arg(i, 2)?, a.axis).map(one)),
         Op::GatherBackward(a) => {
             k(move |i, env| indexing::gather_backward(arg(i, 0)?, arg(i, 1)?, &a, env.bindings).map(one))
         }
@@ -119,9 +114,9 @@ pub(crate) fn kernel(op: &Op) -> Result<Kernel> {
         Op::SoftmaxCrossEntropy(a) => {
             k(move |i, _| loss::softmax_cross_entropy(arg(i, 0)?, arg(i, 1)?, a.axis).map(one))
         }
-        Op::SoftmaxCrossEntropyBackward(a) => k(move |i, _| {
-            loss::softmax_cross_entropy_backward(arg(i, 0)?, arg(i, 1)?, arg(i, 2)?, a.axis).map(one)
-        }),
+        Op::SoftmaxCrossEntropyBackward(a) => {
+            k(move |i, _| loss::softmax_cross_entropy_backward(arg(i, 0)?, arg(i, 1)?, arg(i, 2)?, a.axis).map(one))
+        }
         Op::RngBits(a) => k(move |i, env| random::rng_bits(arg(i, 0)?, &a, env.bindings).map(one)),
         Op::RngUniform(a) => k(move |i, env| random::rng_uniform(arg(i, 0)?, &a, env.bindings).map(one)),
         Op::RngNormal(a) => k(move |i, env| random::rng_normal(arg(i, 0)?, &a, env.bindings).map(one)),
@@ -175,9 +170,7 @@ mod tests {
 
     #[test]
     fn non_core_ops_are_unsupported_by_name() {
-        let Err(e) = kernel(&Op::Fft(Default::default())) else {
-            panic!("Fft should be unsupported")
-        };
+        let Err(e) = kernel(&Op::Fft(Default::default())) else { panic!("Fft should be unsupported") };
         assert_eq!(e.kind(), ErrorKind::Unsupported);
         assert!(e.message().contains("Fft"), "{e}");
         assert!(kernel(&Op::MatMul).is_ok());

@@ -90,11 +90,7 @@ impl CpuRefExecutable {
                     }
                 }
             }
-            let env = Env {
-                inputs,
-                params: &params,
-                bindings,
-            };
+            let env = Env { inputs, params: &params, bindings };
             let outs = kern(&ins, &env).map_err(ctx)?;
             check_outputs(node, &outs, bindings).map_err(ctx)?;
             values.push(outs);
@@ -106,21 +102,11 @@ impl CpuRefExecutable {
 /// Checks computed outputs against the node's inferred types (the deferred checks of §1.2).
 fn check_outputs(node: &backend_api::Node, outs: &[Tensor], bindings: &mut Bindings) -> Result<()> {
     if outs.len() != node.outputs.len() {
-        bail!(
-            Arity,
-            "computed {} outputs, the node declares {}",
-            outs.len(),
-            node.outputs.len()
-        );
+        bail!(Arity, "computed {} outputs, the node declares {}", outs.len(), node.outputs.len());
     }
     for (i, (t, want)) in outs.iter().zip(&node.outputs).enumerate() {
         if t.dtype() != want.dtype {
-            bail!(
-                DType,
-                "output {i} computed as {} but declared {}",
-                t.dtype(),
-                want.dtype
-            );
+            bail!(DType, "output {i} computed as {} but declared {}", t.dtype(), want.dtype);
         }
         bindings.check(&want.shape, t.shape(), &format!("output {i}"))?;
     }

@@ -107,11 +107,7 @@ pub fn broadcast_shape(shapes: &[&[usize]]) -> Result<Vec<usize>> {
             if *o == 1 {
                 *o = d;
             } else if d != 1 && d != *o {
-                bail!(
-                    Shape,
-                    "shapes {shapes:?} do not broadcast (dim {d} against {o} on axis {})",
-                    pad + i
-                );
+                bail!(Shape, "shapes {shapes:?} do not broadcast (dim {d} against {o} on axis {})", pad + i);
             }
         }
     }
@@ -191,10 +187,7 @@ mod tests {
             Ok(())
         })
         .unwrap();
-        assert_eq!(
-            seen,
-            vec![vec![0, 0], vec![0, 1], vec![0, 2], vec![1, 0], vec![1, 1], vec![1, 2]]
-        );
+        assert_eq!(seen, vec![vec![0, 0], vec![0, 1], vec![0, 2], vec![1, 0], vec![1, 1], vec![1, 2]]);
         let mut n = 0;
         for_each_index(&[], |_| {
             n += 1;

@@ -201,11 +201,7 @@ pub fn round_int(i: i128, p: u32) -> f64 {
         let q = mag >> shift;
         let rem = mag & ((1u128 << shift) - 1);
         let half = 1u128 << (shift - 1);
-        let q = if rem > half || (rem == half && q & 1 == 1) {
-            q + 1
-        } else {
-            q
-        };
+        let q = if rem > half || (rem == half && q & 1 == 1) { q + 1 } else { q };
         q << shift
     };
     // `r` has at most `p <= 53` significant bits, so this conversion is exact.
@@ -304,18 +300,8 @@ mod tests {
         if x.is_nan() {
             return;
         }
-        assert_eq!(
-            f16_bits(x as f64),
-            f16::from_f32(x).to_bits(),
-            "f16 of {x:e} ({:#010x})",
-            x.to_bits()
-        );
-        assert_eq!(
-            bf16_bits(x as f64),
-            bf16::from_f32(x).to_bits(),
-            "bf16 of {x:e} ({:#010x})",
-            x.to_bits()
-        );
+        assert_eq!(f16_bits(x as f64), f16::from_f32(x).to_bits(), "f16 of {x:e} ({:#010x})", x.to_bits());
+        assert_eq!(bf16_bits(x as f64), bf16::from_f32(x).to_bits(), "bf16 of {x:e} ({:#010x})", x.to_bits());
     }
 
     #[test]

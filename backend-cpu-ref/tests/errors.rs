@@ -5,19 +5,13 @@ use backend_cpu_ref::CpuRefBackend;
 
 fn exe() -> Box<dyn backend_api::Executable> {
     let mut b = GraphBuilder::new();
-    let x = b
-        .input("x", DType::F32, Shape(vec![Dim::from("n"), Dim::Static(2)]))
-        .unwrap();
-    let y = b
-        .input("y", DType::F32, Shape(vec![Dim::from("n"), Dim::Static(2)]))
-        .unwrap();
+    let x = b.input("x", DType::F32, Shape(vec![Dim::from("n"), Dim::Static(2)])).unwrap();
+    let y = b.input("y", DType::F32, Shape(vec![Dim::from("n"), Dim::Static(2)])).unwrap();
     let w = b.param("w", DType::F32, &[2, 2]).unwrap();
     let s = b.binary(backend_api::op::BinaryOp::Add, x, y).unwrap();
     let m = b.matmul(s, w).unwrap();
     b.output(m).unwrap();
-    CpuRefBackend
-        .compile(&b.build().unwrap(), &CompileOptions::default())
-        .unwrap()
+    CpuRefBackend.compile(&b.build().unwrap(), &CompileOptions::default()).unwrap()
 }
 
 fn f32s(shape: &[usize]) -> Tensor {
@@ -29,10 +23,7 @@ fn unknown_param_name() {
     let mut e = exe();
     let err = e.set_param("weights", f32s(&[2, 2]).view()).unwrap_err();
     assert_eq!(err.kind(), ErrorKind::Input);
-    assert!(
-        err.message().contains("weights") && err.message().contains("\"w\""),
-        "{err}"
-    );
+    assert!(err.message().contains("weights") && err.message().contains("\"w\""), "{err}");
 }
 
 #[test]
@@ -109,16 +100,12 @@ fn run_errors_name_the_node() {
     let x = b.input("x", DType::F32, Shape(vec![Dim::from("n")])).unwrap();
     let r = b
         .add1(
-            Op::Reshape {
-                new_shape: vec![backend_api::op::DimSpec::Static(2), backend_api::op::DimSpec::Static(3)],
-            },
+            Op::Reshape { new_shape: vec![backend_api::op::DimSpec::Static(2), backend_api::op::DimSpec::Static(3)] },
             &[x],
         )
         .unwrap();
     b.output(r).unwrap();
-    let mut e = CpuRefBackend
-        .compile(&b.build().unwrap(), &CompileOptions::default())
-        .unwrap();
+    let mut e = CpuRefBackend.compile(&b.build().unwrap(), &CompileOptions::default()).unwrap();
     let ok = f32s(&[6]);
     assert_eq!(e.run(&[("x", ok.view())]).unwrap()[0].shape(), &[2, 3]);
     let bad = f32s(&[5]);

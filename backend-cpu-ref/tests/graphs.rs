@@ -5,9 +5,7 @@ use backend_api::{Backend, CompileOptions, DType, Dim, GraphBuilder, Op, Shape, 
 use backend_cpu_ref::CpuRefBackend;
 
 fn compile(b: GraphBuilder) -> Box<dyn backend_api::Executable> {
-    CpuRefBackend
-        .compile(&b.build().unwrap(), &CompileOptions::default())
-        .unwrap()
+    CpuRefBackend.compile(&b.build().unwrap(), &CompileOptions::default()).unwrap()
 }
 
 #[test]
@@ -18,16 +16,7 @@ fn registered_under_its_name() {
     assert_eq!(be.name(), "cpu-ref");
     let caps = be.capabilities();
     assert_eq!(caps.dtypes.len(), DType::ALL.len());
-    for name in [
-        "MatMul",
-        "DotGeneral",
-        "Unary.Gelu",
-        "Binary.Pow",
-        "Compare.Ge",
-        "Reduce.Prod",
-        "Pad",
-        "RmsNorm",
-    ] {
+    for name in ["MatMul", "DotGeneral", "Unary.Gelu", "Binary.Pow", "Compare.Ge", "Reduce.Prod", "Pad", "RmsNorm"] {
         assert!(caps.ops.iter().any(|o| o == name), "{name} missing from capabilities");
     }
     assert!(!caps.ops.iter().any(|o| o == "Attention"));
@@ -38,9 +27,7 @@ fn small_mlp_with_params_and_constants() {
     let mut b = GraphBuilder::new();
     let x = b.input("x", DType::F32, [2, 3]).unwrap();
     let w = b.param("w", DType::F32, &[3, 2]).unwrap();
-    let bias = b
-        .constant(&Tensor::from_slice(&[2], &[-100.0f32, -200.0]).unwrap())
-        .unwrap();
+    let bias = b.constant(&Tensor::from_slice(&[2], &[-100.0f32, -200.0]).unwrap()).unwrap();
     let h = b.matmul(x, w).unwrap();
     let h = b.binary(BinaryOp::Add, h, bias).unwrap();
     let h = b.unary(UnaryOp::Relu, h).unwrap();
@@ -64,18 +51,9 @@ fn small_mlp_with_params_and_constants() {
 #[test]
 fn symbolic_batch_binds_per_run() {
     let mut b = GraphBuilder::new();
-    let x = b
-        .input("x", DType::I32, Shape(vec![Dim::from("n"), Dim::Static(3)]))
-        .unwrap();
+    let x = b.input("x", DType::I32, Shape(vec![Dim::from("n"), Dim::Static(3)])).unwrap();
     let t = b.transpose(x, &[1, 0]).unwrap();
-    let r = b
-        .add1(
-            Op::Reshape {
-                new_shape: vec![DimSpec::Sym("n".into()), DimSpec::Static(3)],
-            },
-            &[t],
-        )
-        .unwrap();
+    let r = b.add1(Op::Reshape { new_shape: vec![DimSpec::Sym("n".into()), DimSpec::Static(3)] }, &[t]).unwrap();
     let s = b.reduce(ReduceOp::Sum, r, &[1], false).unwrap();
     let one = b.constant(&Tensor::scalar(1i32)).unwrap();
     let e = b.expand(one, Shape(vec![Dim::from("n"), Dim::Static(2)])).unwrap();
@@ -122,10 +100,7 @@ fn dot_general_matches_its_decomposition() {
     let mut exe = compile(b);
     let lv: Vec<f64> = (0..24).map(|i| ((i * 37 % 11) as f64 - 5.0) * 0.25).collect();
     let rv: Vec<f64> = (0..12).map(|i| ((i * 13 % 7) as f64 - 3.0) * 0.5).collect();
-    let (lt, rt) = (
-        Tensor::from_slice(&[2, 3, 4], &lv).unwrap(),
-        Tensor::from_slice(&[3, 2, 2], &rv).unwrap(),
-    );
+    let (lt, rt) = (Tensor::from_slice(&[2, 3, 4], &lv).unwrap(), Tensor::from_slice(&[3, 2, 2], &rv).unwrap());
     let out = exe.run(&[("l", lt.view()), ("r", rt.view())]).unwrap();
     assert_eq!(out[0].shape(), &[2, 4, 2]);
     assert_eq!(out[0], out[1]);
@@ -142,12 +117,7 @@ fn casts_chain_with_single_roundings() {
     let mut exe = compile(b);
     let x = Tensor::from_slice(&[3], &[1.0 + 2f64.powi(-11) + 2f64.powi(-40), 1e9, -300.0]).unwrap();
     let out = exe.run(&[("x", x.view())]).unwrap();
-    let h: Vec<u16> = out[0]
-        .to_vec::<half::f16>()
-        .unwrap()
-        .iter()
-        .map(|v| v.to_bits())
-        .collect();
+    let h: Vec<u16> = out[0].to_vec::<half::f16>().unwrap().iter().map(|v| v.to_bits()).collect();
     assert_eq!(h, [0x3c01, 0x7c00, 0xdcb0]);
     assert_eq!(out[1].to_vec::<i8>().unwrap(), [1, 127, -128]);
 }
@@ -164,35 +134,15 @@ fn layer_norm_and_rms_norm_in_a_graph() {
     b.output(rn).unwrap();
     let mut exe = compile(b);
     let bf = |v: &[f32]| {
-        Tensor::from_slice(
-            &[v.len()],
-            &v.iter().map(|&x| half::bf16::from_f32(x)).collect::<Vec<_>>(),
-        )
-        .unwrap()
+        Tensor::from_slice(&[v.len()], &v.iter().map(|&x| half::bf16::from_f32(x)).collect::<Vec<_>>()).unwrap()
     };
     exe.set_param("g", bf(&[1., 1., 1., 1.]).view()).unwrap();
     exe.set_param("b", bf(&[0., 0., 0., 0.]).view()).unwrap();
     let x = bf(&[3., 3., 3., 3., -1., 1., -1., 1.]).reshaped(&[2, 4]).unwrap();
     let out = exe.run(&[("x", x.view())]).unwrap();
-    let ln: Vec<f32> = out[0]
-        .to_vec::<half::bf16>()
-        .unwrap()
-        .iter()
-        .map(|v| v.to_f32())
-        .collect();
+    let ln: Vec<f32> = out[0].to_vec::<half::bf16>().unwrap().iter().map(|v| v.to_f32()).collect();
     assert_eq!(&ln[..4], [0., 0., 0., 0.]);
-    assert!(ln[4..]
-        .iter()
-        .zip([-1., 1., -1., 1.])
-        .all(|(a, b)| (a - b).abs() < 1e-2));
-    let rn: Vec<f32> = out[1]
-        .to_vec::<half::bf16>()
-        .unwrap()
-        .iter()
-        .map(|v| v.to_f32())
-        .collect();
-    assert!(rn
-        .iter()
-        .zip([1., 1., 1., 1., -1., 1., -1., 1.])
-        .all(|(a, b)| (a - b).abs() < 1e-2));
+    assert!(ln[4..].iter().zip([-1., 1., -1., 1.]).all(|(a, b)| (a - b).abs() < 1e-2));
+    let rn: Vec<f32> = out[1].to_vec::<half::bf16>().unwrap().iter().map(|v| v.to_f32()).collect();
+    assert!(rn.iter().zip([1., 1., 1., 1., -1., 1., -1., 1.]).all(|(a, b)| (a - b).abs() < 1e-2));
 }

@@ -6,9 +6,7 @@ use backend_api::{Backend, CompileOptions, DType, Executable, GraphBuilder, Tens
 use backend_cpu_ref::CpuRefBackend;
 
 fn compile(b: GraphBuilder) -> Box<dyn Executable> {
-    CpuRefBackend
-        .compile(&b.build().unwrap(), &CompileOptions::default())
-        .unwrap()
+    CpuRefBackend.compile(&b.build().unwrap(), &CompileOptions::default()).unwrap()
 }
 
 fn input(b: &mut GraphBuilder, name: &str, t: &Tensor) -> Value {
@@ -39,23 +37,10 @@ fn big_data() -> Tensor {
 #[test]
 fn capabilities_list_the_new_ops() {
     let caps = CpuRefBackend.capabilities();
-    for name in [
-        "Gather",
-        "ScatterAdd",
-        "GatherBackward",
-        "ArgMax",
-        "ArgMin",
-        "TopK",
-        "Cumsum",
-    ] {
+    for name in ["Gather", "ScatterAdd", "GatherBackward", "ArgMax", "ArgMin", "TopK", "Cumsum"] {
         assert!(caps.ops.iter().any(|o| o == name), "{name}");
     }
-    for name in [
-        "CumsumBackward",
-        "SoftmaxCrossEntropy",
-        "SoftmaxCrossEntropyBackward",
-        "RngBits",
-    ] {
+    for name in ["CumsumBackward", "SoftmaxCrossEntropy", "SoftmaxCrossEntropyBackward", "RngBits"] {
         assert!(caps.ops.iter().any(|o| o == name), "{name}");
     }
     for name in ["RngUniform", "RngNormal", "Sample"] {
@@ -94,11 +79,7 @@ fn scatter_add_above_2_pow_24_with_collisions() {
     let idx = Tensor::from_slice(&[6], &[b24 + 1, b24 + 1, -2, b24 + 9, -(BIG as i64) - 5, b24]).unwrap();
     let upd = Tensor::from_slice(&[6], &[3u8, 4, 5, 100, 100, 1]).unwrap();
     let mut b = GraphBuilder::new();
-    let (d, i, u) = (
-        input(&mut b, "d", &data),
-        input(&mut b, "i", &idx),
-        input(&mut b, "u", &upd),
-    );
+    let (d, i, u) = (input(&mut b, "d", &data), input(&mut b, "i", &idx), input(&mut b, "u", &upd));
     let y = b.scatter_add(d, i, u, 0).unwrap();
     b.output(y).unwrap();
     let y = run(&mut compile(b), &[("d", &data), ("i", &idx), ("u", &upd)]).remove(0);
@@ -138,15 +119,9 @@ fn gather_backward_equals_finite_differences_of_gather() {
     let idx = Tensor::from_slice(&[2, 3], &[1i32, -1, 1, 7, 0, -5]).unwrap();
     for axis in 0..3usize {
         let a = dims[axis] as i32;
-        let idx = Tensor::from_slice(
-            &[2, 3],
-            &idx.to_vec::<i32>()
-                .unwrap()
-                .iter()
-                .map(|&v| v % (a + 2))
-                .collect::<Vec<_>>(),
-        )
-        .unwrap();
+        let idx =
+            Tensor::from_slice(&[2, 3], &idx.to_vec::<i32>().unwrap().iter().map(|&v| v % (a + 2)).collect::<Vec<_>>())
+                .unwrap();
         let mut ydims = dims[..axis].to_vec();
         ydims.extend([2, 3]);
         ydims.extend(&dims[axis + 1..]);
@@ -157,10 +132,7 @@ fn gather_backward_equals_finite_differences_of_gather() {
         let (g, i) = (input(&mut b, "g", &dyt), input(&mut b, "i", &idx));
         let y = b.gather_backward(g, i, axis as i64, dims.to_vec()).unwrap();
         b.output(y).unwrap();
-        let grad = run(&mut compile(b), &[("g", &dyt), ("i", &idx)])
-            .remove(0)
-            .to_vec::<f64>()
-            .unwrap();
+        let grad = run(&mut compile(b), &[("g", &dyt), ("i", &idx)]).remove(0).to_vec::<f64>().unwrap();
         let f = |v: &[f64]| -> f64 {
             let y = gather(&Tensor::from_slice(&dims, v).unwrap(), &idx, axis as i64);
             y.to_vec::<f64>().unwrap().iter().zip(&dy).map(|(a, b)| a * b).sum()
@@ -180,11 +152,9 @@ fn gather_backward_equals_finite_differences_of_gather() {
 fn top_k_through_a_graph() {
     let nan = f32::NAN;
     let x = Tensor::from_slice(&[2, 4], &[3.0f32, nan, 3.0, -1.0, 0.0, -0.0, 7.0, 0.0]).unwrap();
-    for (k, largest, want_i) in [
-        (4usize, true, vec![1i32, 0, 2, 3, 2, 0, 1, 3]),
-        (2, false, vec![3, 0, 0, 1]),
-        (0, true, vec![]),
-    ] {
+    for (k, largest, want_i) in
+        [(4usize, true, vec![1i32, 0, 2, 3, 2, 0, 1, 3]), (2, false, vec![3, 0, 0, 1]), (0, true, vec![])]
+    {
         let mut b = GraphBuilder::new();
         let xi = input(&mut b, "x", &x);
         let (v, i) = b.top_k(xi, k, -1, largest, DType::I32).unwrap();
@@ -261,9 +231,7 @@ fn random_ops_reproduce_the_spec_reference_values() {
         assert!((*g as f64 - w).abs() < 1e-9);
     }
     let n = out[2].to_vec::<f64>().unwrap();
-    let want = [
-        0.8345794, -1.4170774, 0.3741369, 0.3360651, 0.6068326, 0.4742263, -1.2209278, 0.0505092,
-    ];
+    let want = [0.8345794, -1.4170774, 0.3741369, 0.3360651, 0.6068326, 0.4742263, -1.2209278, 0.0505092];
     for (g, w) in n.iter().zip(want) {
         assert!((g - w).abs() < 1e-6, "{g} vs {w}");
     }
@@ -274,46 +242,13 @@ fn random_ops_reproduce_the_spec_reference_values() {
 
 #[test]
 fn sample_through_a_graph() {
-    let logits = Tensor::from_slice(
-        &[3, 4],
-        &[0.0f32, 5.0, 1.0, 5.0, 1.0, 2.0, 3.0, 4.0, 9.0, 0.0, 0.0, 0.0],
-    )
-    .unwrap();
+    let logits = Tensor::from_slice(&[3, 4], &[0.0f32, 5.0, 1.0, 5.0, 1.0, 2.0, 3.0, 4.0, 9.0, 0.0, 0.0, 0.0]).unwrap();
     let mut b = GraphBuilder::new();
     let x = input(&mut b, "x", &logits);
     let k = b.input("key", DType::U32, [2]).unwrap();
-    let greedy = b
-        .sample(
-            x,
-            k,
-            SampleAttrs {
-                temperature: 0.0,
-                ..Default::default()
-            },
-        )
-        .unwrap();
-    let top1 = b
-        .sample(
-            x,
-            k,
-            SampleAttrs {
-                top_k: 1,
-                index_dtype: DType::I64,
-                ..Default::default()
-            },
-        )
-        .unwrap();
-    let top2 = b
-        .sample(
-            x,
-            k,
-            SampleAttrs {
-                top_k: 2,
-                seed: 5,
-                ..Default::default()
-            },
-        )
-        .unwrap();
+    let greedy = b.sample(x, k, SampleAttrs { temperature: 0.0, ..Default::default() }).unwrap();
+    let top1 = b.sample(x, k, SampleAttrs { top_k: 1, index_dtype: DType::I64, ..Default::default() }).unwrap();
+    let top2 = b.sample(x, k, SampleAttrs { top_k: 2, seed: 5, ..Default::default() }).unwrap();
     for v in [greedy, top1, top2] {
         b.output(v).unwrap();
     }

@@ -32,7 +32,10 @@ fn sqrt_of_a_negative_is_the_first_nan_and_later_nodes_inherit_it() {
 
     assert_eq!(r.values.len(), 8, "one entry per node output");
     let ops: Vec<&str> = r.values.iter().map(|s| s.op.as_str()).collect();
-    assert_eq!(ops, ["Input", "Constant", "Param", "Binary.Mul", "Unary.Sqrt", "Binary.Mul", "Binary.Add", "Unary.Log"]);
+    assert_eq!(
+        ops,
+        ["Input", "Constant", "Param", "Binary.Mul", "Unary.Sqrt", "Binary.Mul", "Binary.Add", "Unary.Log"]
+    );
     assert_eq!(r.first_non_finite, Some(4));
     let first = r.first_non_finite_value().unwrap();
     assert_eq!((first.node, first.output, first.nan, first.inf), (NodeId(4), 0, 1, 0));

@@ -168,7 +168,10 @@ fn measure(
     // Both graphs end with the same one-row Narrow, so the dispatch count must grow by the op's
     // own dispatches for each extra node.
     if dt <= d1 || (dt - d1) % (args.chain - 1) != 0 {
-        bail!("the {}-node graph records {dt} dispatches against {d1} for one node: device figure would be wrong", args.chain);
+        bail!(
+            "the {}-node graph records {dt} dispatches against {d1} for one node: device figure would be wrong",
+            args.chain
+        );
     }
     let steps = (args.chain - 1) as f64;
     Ok(Timing { e2e_median, e2e_min, device: (medt - med1) / steps, device_min: (mint - min1) / steps, out })

@@ -138,13 +138,22 @@ fn decode(be: &dyn Backend, (s, d): (usize, usize), iters: usize) -> Result<()> 
         Ok(())
     })?;
     let first = exe.run_with(
-        &[("cache", host.view().into()), ("q", q.view().into()), ("k", k.view().into()), ("onehot", onehot.view().into())],
+        &[
+            ("cache", host.view().into()),
+            ("q", q.view().into()),
+            ("k", k.view().into()),
+            ("onehot", onehot.view().into()),
+        ],
         &[Placement::Host, Placement::Device],
     )?;
     let mut dev = first[1].device().context("device output")?.clone();
     let t_dev = median(iters, || {
-        let feeds =
-            [("cache", Feed::Device(&dev)), ("q", q.view().into()), ("k", k.view().into()), ("onehot", onehot.view().into())];
+        let feeds = [
+            ("cache", Feed::Device(&dev)),
+            ("q", q.view().into()),
+            ("k", k.view().into()),
+            ("onehot", onehot.view().into()),
+        ];
         let mut out = exe.run_with(&feeds, &[Placement::Host, Placement::Device])?;
         dev = out.pop().and_then(|f| f.device().cloned()).context("device output")?;
         Ok(())
@@ -207,7 +216,12 @@ mod probe {
             println!("# host memcpy into touched memory {a:.2} ms, into fresh memory (to_vec) {b:.2} ms");
         }
         let st = wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_DST | wgpu::BufferUsages::COPY_SRC;
-        let dev_buf = ctx.device.create_buffer(&wgpu::BufferDescriptor { label: None, size: n as u64, usage: st, mapped_at_creation: false });
+        let dev_buf = ctx.device.create_buffer(&wgpu::BufferDescriptor {
+            label: None,
+            size: n as u64,
+            usage: st,
+            mapped_at_creation: false,
+        });
         let up = ctx.device.create_buffer(&wgpu::BufferDescriptor {
             label: None,
             size: n as u64,

@@ -100,7 +100,12 @@ fn nbytes(t: &(DType, Vec<usize>)) -> u64 {
 
 /// Builds the program of `graph`, whose shapes must all be static. Param `k` of `sig` lives in
 /// `Home::Param(k)`.
-pub(crate) fn build_program(ctx: &Arc<DeviceContext>, graph: &Graph, sig: &Signature, opts: &CompileOptions) -> Result<Program> {
+pub(crate) fn build_program(
+    ctx: &Arc<DeviceContext>,
+    graph: &Graph,
+    sig: &Signature,
+    opts: &CompileOptions,
+) -> Result<Program> {
     let mut p = Planner { graph, storage: HashMap::new(), reqs: vec![], sig, consts: vec![] };
     let mut plans: Vec<Option<NodePlan>> = Vec::with_capacity(graph.nodes().len());
     for (i, node) in graph.nodes().iter().enumerate() {
@@ -123,7 +128,11 @@ pub(crate) fn build_program(ctx: &Arc<DeviceContext>, graph: &Graph, sig: &Signa
         .consts
         .iter()
         .map(|data| {
-            ctx.device.create_buffer_init(&wgpu::util::BufferInitDescriptor { label: Some("const"), contents: data, usage: storage_usage })
+            ctx.device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
+                label: Some("const"),
+                contents: data,
+                usage: storage_usage,
+            })
         })
         .collect();
     let mut dispatches = Vec::new();
@@ -138,7 +147,8 @@ pub(crate) fn build_program(ctx: &Arc<DeviceContext>, graph: &Graph, sig: &Signa
                     Buf::Temp(j) => arena_locs[plan.temps[j]],
                 }
             };
-            let d = build_dispatch(ctx, k, locate).map_err(|e| with_types(e, graph, i).at_node(i, op_label(&node.op)))?;
+            let d =
+                build_dispatch(ctx, k, locate).map_err(|e| with_types(e, graph, i).at_node(i, op_label(&node.op)))?;
             dispatches.push(d);
         }
     }
@@ -153,7 +163,6 @@ pub(crate) fn build_program(ctx: &Arc<DeviceContext>, graph: &Graph, sig: &Signa
         .collect::<Result<Vec<_>>>()?;
     Ok(Program { arena_sizes, consts, dispatches, inputs, outputs })
 }
-
 
 fn plan_node(ctx: &Arc<DeviceContext>, p: &mut Planner<'_>, i: usize) -> Result<Option<NodePlan>> {
     let graph = p.graph;
@@ -240,7 +249,12 @@ fn grid_dims(ctx: &DeviceContext, grid: Grid) -> Result<[u32; 3]> {
 fn build_dispatch(ctx: &DeviceContext, k: &Kernel, locate: impl Fn(Buf) -> Loc) -> Result<DispatchSpec> {
     let lim = &ctx.caps.limits;
     if k.bindings.len() as u32 > lim.max_storage_buffers_per_shader_stage {
-        bail!(DeviceLimit, "kernel needs {} storage buffers, device allows {}", k.bindings.len(), lim.max_storage_buffers_per_shader_stage);
+        bail!(
+            DeviceLimit,
+            "kernel needs {} storage buffers, device allows {}",
+            k.bindings.len(),
+            lim.max_storage_buffers_per_shader_stage
+        );
     }
     let mut kinds = vec![crate::pipelines::BindKind::Uniform];
     kinds.extend(k.bindings.iter().map(|(_, kind)| *kind));
@@ -256,7 +270,12 @@ fn build_dispatch(ctx: &DeviceContext, k: &Kernel, locate: impl Fn(Buf) -> Loc) 
     let locs: Vec<Loc> = k.bindings.iter().map(|(b, _)| locate(*b)).collect();
     for l in &locs {
         if l.size > lim.max_storage_buffer_binding_size {
-            bail!(DeviceLimit, "a tensor of {} bytes exceeds max_storage_buffer_binding_size {}", l.size, lim.max_storage_buffer_binding_size);
+            bail!(
+                DeviceLimit,
+                "a tensor of {} bytes exceeds max_storage_buffer_binding_size {}",
+                l.size,
+                lim.max_storage_buffer_binding_size
+            );
         }
     }
     Ok(DispatchSpec { pipeline: pipe, uniform: ubuf, bindings: locs, workgroups: grid_dims(ctx, k.grid)? })

@@ -51,7 +51,14 @@ impl DeviceCaps {
         match d {
             DType::F64 => self.f64 && self.i64,
             DType::I64 => self.i64,
-            DType::F32 | DType::F16 | DType::BF16 | DType::I32 | DType::I8 | DType::U32 | DType::U8 | DType::Bool
+            DType::F32
+            | DType::F16
+            | DType::BF16
+            | DType::I32
+            | DType::I8
+            | DType::U32
+            | DType::U8
+            | DType::Bool
             | DType::C64 => true,
         }
     }
@@ -72,7 +79,11 @@ impl DeviceCaps {
             bail!(Unsupported, "the kernel computes in f64, which needs SHADER_F64; {} lacks it", self.description);
         }
         if i64_used && !self.i64 {
-            bail!(Unsupported, "the kernel computes with 64-bit integers, which needs SHADER_INT64; {} lacks it", self.description);
+            bail!(
+                Unsupported,
+                "the kernel computes with 64-bit integers, which needs SHADER_INT64; {} lacks it",
+                self.description
+            );
         }
         Ok(())
     }
@@ -96,7 +107,9 @@ fn code_tokens(source: &str) -> impl Iterator<Item = &str> {
             ""
         };
     }
-    code.into_iter().flat_map(|c| c.split(|ch: char| !(ch.is_ascii_alphanumeric() || ch == '_'))).filter(|t| !t.is_empty())
+    code.into_iter()
+        .flat_map(|c| c.split(|ch: char| !(ch.is_ascii_alphanumeric() || ch == '_')))
+        .filter(|t| !t.is_empty())
 }
 
 /// A device and queue with their capabilities; shared by every executable of a backend.
@@ -173,8 +186,11 @@ impl DeviceContext {
         let adapter = pick_adapter(opts)?;
         let info = adapter.get_info();
         let have = adapter.features();
-        let wanted =
-            if opts.no_64bit { wgpu::Features::empty() } else { wgpu::Features::SHADER_F64 | wgpu::Features::SHADER_INT64 };
+        let wanted = if opts.no_64bit {
+            wgpu::Features::empty()
+        } else {
+            wgpu::Features::SHADER_F64 | wgpu::Features::SHADER_INT64
+        };
         let features = have & wanted;
         let limits = adapter.limits();
         let desc = wgpu::DeviceDescriptor {

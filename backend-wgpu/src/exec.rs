@@ -12,8 +12,8 @@ use crate::params::ParamStore;
 use crate::plan::bindable;
 use crate::resident::{map_and_wait, read_mapped, WgpuTensor};
 use backend_api::{
-    bail, check_feeds, check_placement, Bindings, CompileOptions, DType, DeviceTensor, Error, ErrorKind, Executable, Feed,
-    Fetched, Graph, Placement, Result, Signature, Tensor, TensorView,
+    bail, check_feeds, check_placement, Bindings, CompileOptions, DType, DeviceTensor, Error, ErrorKind, Executable,
+    Feed, Fetched, Graph, Placement, Result, Signature, Tensor, TensorView,
 };
 use std::borrow::Cow;
 use std::sync::{Arc, Mutex};
@@ -32,7 +32,9 @@ struct Shared {
 impl Shared {
     /// The program for `b`, compiled on first use.
     fn program(&self, b: &Bindings) -> Result<Arc<Program>> {
-        let Ok(mut cache) = self.programs.lock() else { bail!(Device, "the variant cache lock was poisoned by a panic") };
+        let Ok(mut cache) = self.programs.lock() else {
+            bail!(Device, "the variant cache lock was poisoned by a panic")
+        };
         let p = cache.get_or_try_insert(b, || {
             let bound;
             let graph = if b.is_empty() && !self.graph.has_symbols() {
@@ -41,8 +43,13 @@ impl Shared {
                 bound = self.graph.bind_symbols(b)?;
                 &bound
             };
-            let program = build_program(&self.ctx, graph, &self.sig, &self.opts)
-                .map_err(|e| if b.is_empty() { e } else { e.context(format!("compiling the variant for {b}")) })?;
+            let program = build_program(&self.ctx, graph, &self.sig, &self.opts).map_err(|e| {
+                if b.is_empty() {
+                    e
+                } else {
+                    e.context(format!("compiling the variant for {b}"))
+                }
+            })?;
             Ok(Arc::new(program))
         })?;
         Ok(p.clone())
@@ -166,7 +173,12 @@ impl Executable for WgpuExecutable {
 
 impl WgpuExecutable {
     /// `run_with`, reading host outputs into the byte vectors of `recycle` (by position) where given.
-    fn run_recycling(&mut self, inputs: &[(&str, Feed<'_>)], placement: &[Placement], recycle: Vec<Vec<u8>>) -> Result<Vec<Fetched>> {
+    fn run_recycling(
+        &mut self,
+        inputs: &[(&str, Feed<'_>)],
+        placement: &[Placement],
+        recycle: Vec<Vec<u8>>,
+    ) -> Result<Vec<Fetched>> {
         let shared = self.shared.clone();
         let (feeds, bindings) = check_feeds(&shared.sig, inputs)?;
         check_placement(&shared.sig, placement)?;
@@ -175,7 +187,8 @@ impl WgpuExecutable {
         let inst = self.instance(&bindings)?;
         let scope = ctx.device.push_error_scope(wgpu::ErrorFilter::Validation);
         let mut enc = ctx.device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("run") });
-        let host_bytes: u64 = feeds.iter().map(|f| if let Feed::Host(v) = f { v.bytes().len() as u64 } else { 0 }).sum();
+        let host_bytes: u64 =
+            feeds.iter().map(|f| if let Feed::Host(v) = f { v.bytes().len() as u64 } else { 0 }).sum();
         let staged = inst.upload.is_some() && host_bytes >= UPLOAD_STAGING_MIN;
         if staged {
             upload_staged(ctx, inst, &shared.params, &feeds, &mut enc)?;

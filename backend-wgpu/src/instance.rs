@@ -42,7 +42,14 @@ impl Instance {
         let arenas: Vec<wgpu::Buffer> = program
             .arena_sizes
             .iter()
-            .map(|&size| ctx.device.create_buffer(&wgpu::BufferDescriptor { label: Some("arena"), size, usage, mapped_at_creation: false }))
+            .map(|&size| {
+                ctx.device.create_buffer(&wgpu::BufferDescriptor {
+                    label: Some("arena"),
+                    size,
+                    usage,
+                    mapped_at_creation: false,
+                })
+            })
             .collect();
         let mut inst = Instance {
             program: program.clone(),
@@ -65,7 +72,11 @@ impl Instance {
                     }),
                 });
             }
-            let bg = ctx.device.create_bind_group(&wgpu::BindGroupDescriptor { label: None, layout: &d.pipeline.layout, entries: &entries });
+            let bg = ctx.device.create_bind_group(&wgpu::BindGroupDescriptor {
+                label: None,
+                layout: &d.pipeline.layout,
+                entries: &entries,
+            });
             inst.bind_groups.push(bg);
         }
         let mut total = 0u64;

@@ -11,12 +11,12 @@ mod compile;
 pub mod device;
 mod exec;
 mod instance;
+pub mod lower;
 mod lru;
 mod params;
-mod resident;
-pub mod lower;
 pub mod pipelines;
 pub mod plan;
+mod resident;
 
 pub use device::{list_adapters, ApiChoice, DeviceCaps, DeviceContext, WgpuOptions};
 pub use exec::WgpuExecutable;

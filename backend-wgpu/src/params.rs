@@ -23,7 +23,12 @@ impl ParamStore {
             };
             let size = bindable((dims.iter().product::<usize>() * p.dtype.size()) as u64);
             if size > ctx.caps.limits.max_buffer_size {
-                bail!(DeviceLimit, "param {:?} of {size} bytes exceeds max_buffer_size {}", p.name, ctx.caps.limits.max_buffer_size);
+                bail!(
+                    DeviceLimit,
+                    "param {:?} of {size} bytes exceeds max_buffer_size {}",
+                    p.name,
+                    ctx.caps.limits.max_buffer_size
+                );
             }
             buffers.push(ctx.device.create_buffer(&wgpu::BufferDescriptor {
                 label: Some(&p.name),

@@ -81,7 +81,11 @@ pub(crate) fn map_and_wait(ctx: &DeviceContext, buf: &wgpu::Buffer, mode: wgpu::
 }
 
 /// Maps `staging` for reading (waiting for the GPU), hands its bytes to `f`, unmaps.
-pub(crate) fn read_mapped<T>(ctx: &DeviceContext, staging: &wgpu::Buffer, f: impl FnOnce(&[u8]) -> Result<T>) -> Result<T> {
+pub(crate) fn read_mapped<T>(
+    ctx: &DeviceContext,
+    staging: &wgpu::Buffer,
+    f: impl FnOnce(&[u8]) -> Result<T>,
+) -> Result<T> {
     map_and_wait(ctx, staging, wgpu::MapMode::Read)?;
     let result = {
         let view = staging.slice(..).get_mapped_range().map_err(|e| Error::new(ErrorKind::Device, format!("{e}")))?;

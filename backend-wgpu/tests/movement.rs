@@ -28,7 +28,11 @@ struct Case {
     build: Build,
 }
 
-fn case(name: &str, shapes: &[&[usize]], build: impl Fn(&mut GraphBuilder, &[Value]) -> Result<Value> + 'static) -> Case {
+fn case(
+    name: &str,
+    shapes: &[&[usize]],
+    build: impl Fn(&mut GraphBuilder, &[Value]) -> Result<Value> + 'static,
+) -> Case {
     Case { name: name.to_string(), shapes: shapes.iter().map(|s| s.to_vec()).collect(), build: Box::new(build) }
 }
 
@@ -272,4 +276,3 @@ fn chained_movement_ops() {
         })],
     );
 }
-

@@ -40,7 +40,8 @@ fn moving_and_gathering_64_bit_data_needs_no_feature() {
         g.output(n).unwrap();
         g.output(rev).unwrap();
         let g = g.build().unwrap();
-        let vals: Vec<u8> = (0..15u64).flat_map(|i| (i.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1).to_le_bytes()).collect();
+        let vals: Vec<u8> =
+            (0..15u64).flat_map(|i| (i.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1).to_le_bytes()).collect();
         let x = Tensor::from_bytes(d, &[3, 5], vals).unwrap();
         let got = run(&no64(), &g, &[("x", &x)]);
         let want = run(cpu(), &g, &[("x", &x)]);

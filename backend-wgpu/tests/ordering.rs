@@ -298,7 +298,11 @@ fn loss_case(backward: bool, x: &Tensor, t: &Tensor, axis: i64, seed: u64) {
 fn targets(d: DType, shape: &[usize], seed: u64) -> Tensor {
     let n: usize = shape.iter().product();
     let mut r = Rng(seed | 1);
-    tensor(d, shape, &(0..n).map(|_| if r.next().is_multiple_of(3) { 0.0 } else { r.uniform(0.0, 1.0) }).collect::<Vec<_>>())
+    tensor(
+        d,
+        shape,
+        &(0..n).map(|_| if r.next().is_multiple_of(3) { 0.0 } else { r.uniform(0.0, 1.0) }).collect::<Vec<_>>(),
+    )
 }
 
 #[test]

@@ -116,12 +116,24 @@ fn rng_uniform_and_normal_known_answers() {
             let (u, _) = both(Rng::Uniform(d, 0.0, 1.0), &[4], k, seed);
             for (g, w) in as_f64(&u).iter().zip(uni) {
                 // the values are exact multiples of 2^-24; 1e-9 covers the 9 printed decimals
-                let tol = if d == DType::F16 { 5e-4 } else if d == DType::BF16 { 4e-3 } else { 1e-9 };
+                let tol = if d == DType::F16 {
+                    5e-4
+                } else if d == DType::BF16 {
+                    4e-3
+                } else {
+                    1e-9
+                };
                 assert!((g - w).abs() <= tol, "uniform {d} key {k:?}: {g} vs {w}");
             }
             let (n, _) = both(Rng::Normal(d, 0.0, 1.0), &[8], k, seed);
             for (g, w) in as_f64(&n).iter().zip(nor) {
-                let tol = if d == DType::F16 { 4e-3 } else if d == DType::BF16 { 2e-2 } else { 2e-6 };
+                let tol = if d == DType::F16 {
+                    4e-3
+                } else if d == DType::BF16 {
+                    2e-2
+                } else {
+                    2e-6
+                };
                 assert!((g - w).abs() <= tol, "normal {d} key {k:?}: {g} vs {w}");
             }
         }
@@ -378,15 +390,8 @@ fn attrs(temperature: f32, top_k: u32, top_p: f32, seed: u64, index_dtype: DType
 #[test]
 fn sample_matches_cpu_ref_on_safe_rows() {
     let ds = [DType::F32, DType::F16, DType::BF16];
-    let cases = [
-        (0.0, 0, 1.0),
-        (1.0, 0, 1.0),
-        (0.7, 0, 1.0),
-        (1.0, 5, 1.0),
-        (1.0, 0, 0.9),
-        (1.3, 40, 0.8),
-        (0.5, 3, 0.5),
-    ];
+    let cases =
+        [(0.0, 0, 1.0), (1.0, 0, 1.0), (0.7, 0, 1.0), (1.0, 5, 1.0), (1.0, 0, 0.9), (1.3, 40, 0.8), (0.5, 3, 0.5)];
     let (mut compared, mut total) = (0, 0);
     for (ci, &(t, k, tp)) in cases.iter().enumerate() {
         for (di, &d) in ds.iter().enumerate() {

@@ -7,8 +7,8 @@ use backend_cpu_ref as _;
 
 use backend_api::op::{BinaryOp, DimSpec, ReduceOp, UnaryOp};
 use backend_api::{
-    Backend, CompileOptions, DType, Dim, ErrorKind, Executable, Feed, Fetched, Graph, GraphBuilder, Op, Placement, Shape,
-    Tensor,
+    Backend, CompileOptions, DType, Dim, ErrorKind, Executable, Feed, Fetched, Graph, GraphBuilder, Op, Placement,
+    Shape, Tensor,
 };
 use backend_wgpu::{WgpuBackend, WgpuOptions};
 use common::{cpu, wgpu, Rng};
@@ -171,7 +171,12 @@ fn decode_loop(be: &dyn Backend, resident: bool) -> Vec<Tensor> {
             Some(d) if resident => Feed::Device(d),
             _ => Feed::Host(host_cache.view()),
         };
-        let feeds = [("cache", cache_feed), ("x", x.view().into()), ("onehot", onehot.view().into()), ("mask", mask.view().into())];
+        let feeds = [
+            ("cache", cache_feed),
+            ("x", x.view().into()),
+            ("onehot", onehot.view().into()),
+            ("mask", mask.view().into()),
+        ];
         let placement = if resident { vec![Placement::Host, Placement::Device] } else { vec![] };
         let mut r = exe.run_with(&feeds, &placement).unwrap();
         let cache_out = r.pop().unwrap();
@@ -221,19 +226,33 @@ fn device_values_of_another_backend_are_refused() {
     c.set_param("wk", rand_f32(&mut rng, &[4, 4]).view()).unwrap();
     let (x, onehot, mask) = step_inputs(&mut rng, 0);
     let cache = Tensor::zeros(DType::F32, &[9, 4]);
-    let feeds =
-        [("cache", cache.view().into()), ("x", x.view().into()), ("onehot", onehot.view().into()), ("mask", mask.view().into())];
+    let feeds = [
+        ("cache", cache.view().into()),
+        ("x", x.view().into()),
+        ("onehot", onehot.view().into()),
+        ("mask", mask.view().into()),
+    ];
     let out = c.run_with(&feeds, &[Placement::Host, Placement::Device]).unwrap();
     let foreign = out[1].device().unwrap().clone();
     let mut w = wgpu().compile(&g, &Default::default()).unwrap();
     w.set_param("wq", rand_f32(&mut rng, &[4, 4]).view()).unwrap();
     w.set_param("wk", rand_f32(&mut rng, &[4, 4]).view()).unwrap();
-    let feeds = [("cache", Feed::Device(&foreign)), ("x", x.view().into()), ("onehot", onehot.view().into()), ("mask", mask.view().into())];
+    let feeds = [
+        ("cache", Feed::Device(&foreign)),
+        ("x", x.view().into()),
+        ("onehot", onehot.view().into()),
+        ("mask", mask.view().into()),
+    ];
     let e = w.run_with(&feeds, &[]).unwrap_err();
     assert_eq!(e.kind(), ErrorKind::Input);
     assert!(e.to_string().contains("cpu-ref"), "{e}");
     // Too many placements.
-    let feeds = [("cache", cache.view().into()), ("x", x.view().into()), ("onehot", onehot.view().into()), ("mask", mask.view().into())];
+    let feeds = [
+        ("cache", cache.view().into()),
+        ("x", x.view().into()),
+        ("onehot", onehot.view().into()),
+        ("mask", mask.view().into()),
+    ];
     let e = w.run_with(&feeds, &[Placement::Host; 3]).unwrap_err();
     assert_eq!(e.kind(), ErrorKind::Input, "{e}");
 }
@@ -251,9 +270,7 @@ fn clones_share_params_and_run_on_other_threads() {
             .map(|_| {
                 let mut c = exe.clone_shared().unwrap();
                 let x = x.clone();
-                std::thread::spawn(move || {
-                    (0..3).map(|_| c.run(&[("x", x.view())]).unwrap()).last().unwrap()
-                })
+                std::thread::spawn(move || (0..3).map(|_| c.run(&[("x", x.view())]).unwrap()).last().unwrap())
             })
             .collect();
         for h in handles {

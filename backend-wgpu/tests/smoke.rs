@@ -60,6 +60,13 @@ fn packed_f16_add_odd_length() {
 fn reports_capabilities() {
     let be = backend();
     let c = be.device_caps();
-    eprintln!("{} f64={} i64={} max_binding={} max_buffer={} storage_per_stage={}", c.description, c.f64, c.i64,
-        c.limits.max_storage_buffer_binding_size, c.limits.max_buffer_size, c.limits.max_storage_buffers_per_shader_stage);
+    eprintln!(
+        "{} f64={} i64={} max_binding={} max_buffer={} storage_per_stage={}",
+        c.description,
+        c.f64,
+        c.i64,
+        c.limits.max_storage_buffer_binding_size,
+        c.limits.max_buffer_size,
+        c.limits.max_storage_buffers_per_shader_stage
+    );
 }

@@ -30,7 +30,9 @@ pub fn backends() -> Result<ExitCode> {
     let adapters = describe_adapters(ApiChoice::Primary);
     println!("\nwgpu adapters ({}):", adapters.len());
     if adapters.is_empty() {
-        println!("  none; on Linux without a GPU install Mesa's software Vulkan driver (mesa-vulkan-drivers libvulkan1)");
+        println!(
+            "  none; on Linux without a GPU install Mesa's software Vulkan driver (mesa-vulkan-drivers libvulkan1)"
+        );
     }
     for a in &adapters {
         print_adapter(a);

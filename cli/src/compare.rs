@@ -93,13 +93,20 @@ pub fn compare_tensors(got: &Tensor, want: &Tensor, tolerance: (Option<f64>, Opt
     let (rtol, atol) = (tolerance.0.unwrap_or(rtol), tolerance.1.unwrap_or(atol));
     let per_element = if dtype == DType::C64 { 2 } else { 1 };
     let size = dtype.size() / per_element;
-    let pairs = numbers(got).into_iter().zip(numbers(want)).zip(got.bytes().chunks_exact(size).zip(want.bytes().chunks_exact(size)));
+    let pairs = numbers(got)
+        .into_iter()
+        .zip(numbers(want))
+        .zip(got.bytes().chunks_exact(size).zip(want.bytes().chunks_exact(size)));
     for (i, ((g, w), (gb, wb))) in pairs.enumerate() {
         let (abs, rel) = errors(g, w);
         d.max_abs = d.max_abs.max(abs);
         d.max_rel = d.max_rel.max(rel);
         // Integers compare bytes: I64 beyond 2^53 is not exact in f64. Bool is normalised already.
-        let ok = if exact { gb == wb || (dtype == DType::Bool && (gb[0] != 0) == (wb[0] != 0)) } else { within(g, w, rtol, atol) };
+        let ok = if exact {
+            gb == wb || (dtype == DType::Bool && (gb[0] != 0) == (wb[0] != 0))
+        } else {
+            within(g, w, rtol, atol)
+        };
         if !ok {
             d.mismatches += 1;
             d.first.get_or_insert((i / per_element, g, w));
@@ -156,7 +163,9 @@ fn run_on(name: &str, graph: &Graph, feeds: &Feeds) -> Result<Vec<Tensor>> {
     let backend = open_backend(name)?;
     let (mut exe, _) = compile(backend.as_ref(), graph)?;
     feeds.set_params(exe.as_mut())?;
-    exe.run(&feeds.input_views()).map_err(|e| feeds.explain_run_error(e)).with_context(|| format!("on backend {name:?}"))
+    exe.run(&feeds.input_views())
+        .map_err(|e| feeds.explain_run_error(e))
+        .with_context(|| format!("on backend {name:?}"))
 }
 
 /// One line per output: name, type, errors, tolerance, verdict.

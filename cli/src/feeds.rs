@@ -84,7 +84,8 @@ pub fn gather(sig: &Signature, data: &DataArgs) -> Result<Feeds> {
             missing.join("\n  ")
         );
     }
-    let order = |slots: &[Slot], v: &mut Vec<NamedTensor>| v.sort_by_key(|n| slots.iter().position(|s| s.name == n.name));
+    let order =
+        |slots: &[Slot], v: &mut Vec<NamedTensor>| v.sort_by_key(|n| slots.iter().position(|s| s.name == n.name));
     order(&sig.inputs, &mut inputs);
     order(&sig.params, &mut params);
     Ok(Feeds { inputs, params })

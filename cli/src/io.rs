@@ -10,7 +10,8 @@ use std::path::{Path, PathBuf};
 /// Reads and validates a graph file.
 pub fn load_graph(path: &Path) -> Result<Graph> {
     let text = std::fs::read_to_string(path).with_context(|| format!("cannot read graph file {}", path.display()))?;
-    backend_api::json::from_json(&text).with_context(|| format!("graph file {} is not a valid wgml graph", path.display()))
+    backend_api::json::from_json(&text)
+        .with_context(|| format!("graph file {} is not a valid wgml graph", path.display()))
 }
 
 /// Reads one `.npy` file.
@@ -73,7 +74,8 @@ fn load_npz(path: &Path) -> Result<Vec<NamedTensor>> {
     let mut out = Vec::new();
     for i in 0..zip.len() {
         let mut entry = zip.by_index(i).with_context(|| format!("{}: cannot read entry {i}", path.display()))?;
-        let entry_name = entry.name().with_context(|| format!("{}: entry {i} has an unreadable name", path.display()))?.into_owned();
+        let entry_name =
+            entry.name().with_context(|| format!("{}: entry {i} has an unreadable name", path.display()))?.into_owned();
         let Some(name) = entry_name.strip_suffix(".npy") else { continue };
         let source = format!("{}:{entry_name}", path.display());
         let mut bytes = Vec::new();

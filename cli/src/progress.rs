@@ -26,7 +26,16 @@ impl Progress {
     /// A bar that draws when stderr is a terminal or when `forced`.
     pub fn new(label: &str, total: u64, forced: bool) -> Progress {
         let enabled = forced || std::io::stderr().is_terminal();
-        Progress { label: label.to_string(), total, done: 0, start: Instant::now(), last_draw: None, enabled, line_len: 0, drawn: 0 }
+        Progress {
+            label: label.to_string(),
+            total,
+            done: 0,
+            start: Instant::now(),
+            last_draw: None,
+            enabled,
+            line_len: 0,
+            drawn: 0,
+        }
     }
 
     /// Whether the bar is drawn.

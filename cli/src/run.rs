@@ -59,14 +59,19 @@ pub fn preview(t: &Tensor) -> String {
         .take(PREVIEW)
         .map(|b| match t.dtype() {
             DType::C64 => {
-                let (re, im) = (backend_api::element_to_f64(DType::F32, &b[..4]), backend_api::element_to_f64(DType::F32, &b[4..]));
+                let (re, im) = (
+                    backend_api::element_to_f64(DType::F32, &b[..4]),
+                    backend_api::element_to_f64(DType::F32, &b[4..]),
+                );
                 format!("{re}{im:+}i")
             }
             DType::Bool => (b[0] != 0).to_string(),
             // Shown at their own precision: 0.1f32 prints as 0.1, not 0.10000000149011612.
             d @ (DType::F32 | DType::F16 | DType::BF16) => (backend_api::element_to_f64(d, b) as f32).to_string(),
             DType::I64 => <i64 as Element>::read_le(b).to_string(),
-            d @ (DType::F64 | DType::I32 | DType::I8 | DType::U32 | DType::U8) => backend_api::element_to_f64(d, b).to_string(),
+            d @ (DType::F64 | DType::I32 | DType::I8 | DType::U32 | DType::U8) => {
+                backend_api::element_to_f64(d, b).to_string()
+            }
         })
         .collect();
     if t.numel() > PREVIEW {

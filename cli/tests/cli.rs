@@ -133,7 +133,18 @@ fn run_on_cpu_ref_with_a_params_directory() {
     let (graph, x, params) = mlp_files(&dir);
     let out = dir.join("out");
     let input = format!("x={x}");
-    let o = wgml(&["run", &graph, "--backend", "cpu-ref", "--input", &input, "--params", &params, "--out", &out.display().to_string()]);
+    let o = wgml(&[
+        "run",
+        &graph,
+        "--backend",
+        "cpu-ref",
+        "--input",
+        &input,
+        "--params",
+        &params,
+        "--out",
+        &out.display().to_string(),
+    ]);
     expect_code(&o, 0);
     let s = stdout(&o);
     assert!(s.contains("out0  F32[2, 2]  [2.5, 0, 0, 0]"), "{s}");
@@ -149,7 +160,8 @@ fn run_on_wgpu_with_stored_npz_params() {
     let npz = write_npz(&dir.join("params.npz"), zip::CompressionMethod::Stored);
     let out = dir.join("out");
     let input = format!("x={x}");
-    let o = wgml(&["run", &graph, "-b", "wgpu", "--input", &input, "--params", &npz, "--out", &out.display().to_string()]);
+    let o =
+        wgml(&["run", &graph, "-b", "wgpu", "--input", &input, "--params", &npz, "--out", &out.display().to_string()]);
     expect_code(&o, 0);
     check_mlp_outputs(&out);
 }
@@ -161,7 +173,18 @@ fn deflated_npz_params_are_read() {
     let npz = write_npz(&dir.join("params.npz"), zip::CompressionMethod::Deflated);
     let out = dir.join("out");
     let input = format!("x={x}");
-    let o = wgml(&["run", &graph, "-b", "cpu-ref", "--input", &input, "--params", &npz, "--out", &out.display().to_string()]);
+    let o = wgml(&[
+        "run",
+        &graph,
+        "-b",
+        "cpu-ref",
+        "--input",
+        &input,
+        "--params",
+        &npz,
+        "--out",
+        &out.display().to_string(),
+    ]);
     expect_code(&o, 0);
     check_mlp_outputs(&out);
 }
@@ -171,7 +194,8 @@ fn compare_wgpu_against_cpu_ref_passes() {
     let dir = scratch("compare-pass");
     let (graph, x, params) = mlp_files(&dir);
     let input = format!("x={x}");
-    let o = wgml(&["compare", &graph, "--backend", "wgpu", "--against", "cpu-ref", "--input", &input, "--params", &params]);
+    let o =
+        wgml(&["compare", &graph, "--backend", "wgpu", "--against", "cpu-ref", "--input", &input, "--params", &params]);
     expect_code(&o, 0);
     let s = stdout(&o);
     assert!(s.contains("out0  F32[2, 2]  max_abs") && s.contains("all outputs match"), "{s}");
@@ -195,8 +219,20 @@ fn compare_against_saved_outputs_passes_and_a_nan_mismatch_exits_1() {
     // A NaN where the backend computes 2.5: no tolerance accepts it.
     write_npy(&saved.join("out0.npy"), &f32s(&[2, 2], &[f32::NAN, 0.0, 0.0, 0.0]));
     let o = wgml(&[
-        "compare", &graph, "-b", "cpu-ref", "--expected", &saved_s, "--input", &input, "--params", &params, "--rtol", "1",
-        "--atol", "1",
+        "compare",
+        &graph,
+        "-b",
+        "cpu-ref",
+        "--expected",
+        &saved_s,
+        "--input",
+        &input,
+        "--params",
+        &params,
+        "--rtol",
+        "1",
+        "--atol",
+        "1",
     ]);
     expect_code(&o, 1);
     let s = stdout(&o);
@@ -206,7 +242,20 @@ fn compare_against_saved_outputs_passes_and_a_nan_mismatch_exits_1() {
     // An integer output off by one fails whatever the tolerance.
     write_npy(&saved.join("out0.npy"), &f32s(&[2, 2], &MLP_Y));
     write_npy(&saved.join("out1.npy"), &Tensor::from_slice(&[2], &[2i32, 1]).unwrap());
-    let o = wgml(&["compare", &graph, "-b", "cpu-ref", "--expected", &saved_s, "--input", &input, "--params", &params, "--atol", "5"]);
+    let o = wgml(&[
+        "compare",
+        &graph,
+        "-b",
+        "cpu-ref",
+        "--expected",
+        &saved_s,
+        "--input",
+        &input,
+        "--params",
+        &params,
+        "--atol",
+        "5",
+    ]);
     expect_code(&o, 1);
     assert!(stdout(&o).contains("(exact)  FAIL"), "{}", stdout(&o));
 }
@@ -285,12 +334,34 @@ fn run_batch_sizes(backend: &str) {
     let x = write_npy(&dir.join("x.npy"), &f32s(&[2, 2], &[1.0, 0.0, 0.0, 1.0]));
     let out = dir.join("o2");
     let input = format!("x={x}");
-    let o = wgml(&["run", &graph, "-b", backend, "--input", &input, "--params", &params, "--out", &out.display().to_string()]);
+    let o = wgml(&[
+        "run",
+        &graph,
+        "-b",
+        backend,
+        "--input",
+        &input,
+        "--params",
+        &params,
+        "--out",
+        &out.display().to_string(),
+    ]);
     expect_code(&o, 0);
     assert_eq!(read_npy(&out.join("out0.npy")).to_vec::<f32>().unwrap(), [3.0, 7.0]);
     let x = write_npy(&dir.join("x5.npy"), &f32s(&[5, 2], &[1.0, 1.0, 2.0, 0.0, 0.0, 2.0, -1.0, 0.0, 0.5, 0.5]));
     let input = format!("x={x}");
-    let o = wgml(&["run", &graph, "-b", backend, "--input", &input, "--params", &params, "--out", &out.display().to_string()]);
+    let o = wgml(&[
+        "run",
+        &graph,
+        "-b",
+        backend,
+        "--input",
+        &input,
+        "--params",
+        &params,
+        "--out",
+        &out.display().to_string(),
+    ]);
     expect_code(&o, 0);
     assert_eq!(read_npy(&out.join("out0.npy")).to_vec::<f32>().unwrap(), [10.0, 6.0, 14.0, -3.0, 5.0]);
     // --random binds the symbol from --dim.
@@ -322,12 +393,31 @@ fn errors_exit_2_with_a_helpful_message() {
     let o = wgml(&["run", &graph, "-b", "cpu-ref", "--input", &input]);
     expect_error(&o, &["param layer/w: F32[3, 2]", "param b: F32[2]"]);
 
-    let o = wgml(&["run", &graph, "-b", "cpu-ref", "--input", &input, "--params", &dir.join("nope.npz").display().to_string()]);
+    let o = wgml(&[
+        "run",
+        &graph,
+        "-b",
+        "cpu-ref",
+        "--input",
+        &input,
+        "--params",
+        &dir.join("nope.npz").display().to_string(),
+    ]);
     expect_error(&o, &["cannot open params", "nope.npz"]);
 
     let extra = dir.join("extra");
     write_npy(&extra.join("bogus.npy"), &mlp_b());
-    let o = wgml(&["run", &graph, "-b", "cpu-ref", "--input", &input, "--params", &extra.display().to_string(), "--random"]);
+    let o = wgml(&[
+        "run",
+        &graph,
+        "-b",
+        "cpu-ref",
+        "--input",
+        &input,
+        "--params",
+        &extra.display().to_string(),
+        "--random",
+    ]);
     expect_error(&o, &["unknown param in", "bogus (from ", "layer/w: F32[3, 2]"]);
 
     let o = wgml(&["run", &graph, "-b", "cpu-ref", "--input", &format!("y={x}"), "--params", &params]);

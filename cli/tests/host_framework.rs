@@ -7,7 +7,8 @@ use std::process::Command;
 
 fn wgml(args: &[&str]) -> std::process::Output {
     let o = Command::new(env!("CARGO_BIN_EXE_wgml")).args(args).output().unwrap();
-    let text = format!("stdout:\n{}\nstderr:\n{}", String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr));
+    let text =
+        format!("stdout:\n{}\nstderr:\n{}", String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr));
     assert_eq!(o.status.code(), Some(0), "wgml {args:?} failed\n{text}");
     o
 }
@@ -36,7 +37,8 @@ fn example_graph_file_runs_and_compares_on_both_backends() {
                 assert!((a - b).abs() <= 1e-5, "{backend} batch {batch}: {a} vs {b}");
             }
         }
-        let o = wgml(&["compare", &graph, "--backend", "wgpu", "--against", "cpu-ref", "--params", &params, "--input", &x]);
+        let o =
+            wgml(&["compare", &graph, "--backend", "wgpu", "--against", "cpu-ref", "--params", &params, "--input", &x]);
         assert!(String::from_utf8_lossy(&o.stdout).contains("out0"));
     }
     let _ = std::fs::remove_dir_all(&dir);

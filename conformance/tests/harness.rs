@@ -3,7 +3,8 @@
 //! skipped (not failed) where it is unsupported.
 
 use backend_api::{
-    bail, Backend, Capabilities, CompileOptions, DType, Executable, Feed, Fetched, Placement, Graph, Result, Signature, Tensor, TensorView,
+    bail, Backend, Capabilities, CompileOptions, DType, Executable, Feed, Fetched, Graph, Placement, Result, Signature,
+    Tensor, TensorView,
 };
 use conformance::{proptest_config, variants, Runner, Status, REFERENCE};
 

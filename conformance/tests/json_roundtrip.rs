@@ -236,7 +236,8 @@ fn every_op_variant_round_trips() {
     let variants: BTreeSet<&str> = g.variants.union(&b.variants).copied().collect();
     let rows: BTreeSet<&String> = g.rows.union(&b.rows).collect();
     // Splat rows (feature `splat`) are round-tripped by backend-api's own tests.
-    let table: Vec<String> = op_table().into_iter().map(|e| e.name).filter(|n| !n.starts_with("GaussianSplat")).collect();
+    let table: Vec<String> =
+        op_table().into_iter().map(|e| e.name).filter(|n| !n.starts_with("GaussianSplat")).collect();
     let missing_rows: Vec<&String> = table.iter().filter(|r| !rows.contains(r)).collect();
     let missing_variants: Vec<&str> = table
         .iter()

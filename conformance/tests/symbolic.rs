@@ -42,7 +42,11 @@ fn symbolize(g: &Graph) -> Option<Graph> {
             }
             other => other.clone(),
         };
-        let ins: Vec<_> = node.inputs.iter().map(|v| nodes.get(v.node.0).and_then(|n| n.outputs.get(v.output)).cloned()).collect::<Option<_>>()?;
+        let ins: Vec<_> = node
+            .inputs
+            .iter()
+            .map(|v| nodes.get(v.node.0).and_then(|n| n.outputs.get(v.output)).cloned())
+            .collect::<Option<_>>()?;
         let outputs = infer(&op, &ins).ok()?;
         nodes.push(Node { op, inputs: node.inputs.clone(), outputs });
     }
@@ -80,7 +84,9 @@ fn symbolic_graphs_bound_at_run_match_their_static_graphs_bit_for_bit() {
                 let Ok(want) = run(be.as_ref(), &p.graph, &p) else { return Ok(()) };
                 let got = run(be.as_ref(), &sym, &p).map_err(|e| TestCaseError::fail(format!("symbolic run: {e}")))?;
                 if got != want {
-                    return Err(TestCaseError::fail(format!("outputs differ:\nstatic {want:?}\nsymbolic {got:?}\n{p:?}")));
+                    return Err(TestCaseError::fail(format!(
+                        "outputs differ:\nstatic {want:?}\nsymbolic {got:?}\n{p:?}"
+                    )));
                 }
                 ran.borrow_mut().insert(row.clone());
                 Ok(())
@@ -93,7 +99,9 @@ fn symbolic_graphs_bound_at_run_match_their_static_graphs_bit_for_bit() {
     let ran = ran.into_inner();
     eprintln!("{} rows ran symbolically: {ran:?}", ran.len());
     assert!(failures.is_empty(), "{} variants failed:\n{}", failures.len(), failures.join("\n\n"));
-    for row in ["Binary.Add", "Unary.Exp", "MatMul", "Reduce.Sum", "Softmax", "LayerNorm", "Gather", "Transpose", "Cast"] {
+    for row in
+        ["Binary.Add", "Unary.Exp", "MatMul", "Reduce.Sum", "Softmax", "LayerNorm", "Gather", "Transpose", "Cast"]
+    {
         assert!(ran.contains(row), "{row} never ran with symbolic dims");
     }
 }

@@ -43,11 +43,15 @@ fn value(kind: RngKind, d: DType) -> Option<(&'static str, &'static str)> {
         (RngKind::Uniform, DType::F32 | DType::F16 | DType::BF16) => {
             ("a uniform in f32", "uniform_f32(rng_word(w, j), attr_f32(p.a), attr_f32(p.b), p.opaque_zero)")
         }
-        (RngKind::Uniform, DType::F64) => ("a uniform in f64", "uniform_f64(rng_word(w, j), attr_f64(p.a), attr_f64(p.b), p.opaque_zero)"),
+        (RngKind::Uniform, DType::F64) => {
+            ("a uniform in f64", "uniform_f64(rng_word(w, j), attr_f64(p.a), attr_f64(p.b), p.opaque_zero)")
+        }
         (RngKind::Normal, DType::F32 | DType::F16 | DType::BF16) => {
             ("a Box–Muller normal in f32", "normal_f32(w, j, attr_f32(p.a), attr_f32(p.b))")
         }
-        (RngKind::Normal, DType::F64) => ("a Box–Muller normal in f64", "normal_f64(w, j, attr_f64(p.a), attr_f64(p.b))"),
+        (RngKind::Normal, DType::F64) => {
+            ("a Box–Muller normal in f64", "normal_f64(w, j, attr_f64(p.a), attr_f64(p.b))")
+        }
         _ => return None,
     })
 }
@@ -57,10 +61,8 @@ fn value(kind: RngKind, d: DType) -> Option<(&'static str, &'static str)> {
 pub fn elem_module(kind: RngKind, d: DType) -> Option<Result<String, String>> {
     let (what, expr) = value(kind, d)?;
     let tensors = tensor_binding("key", 1, DType::U32, Access::Read) + &tensor_binding("out", 2, d, Access::Write);
-    let body = render(
-        RANDOM_ELEM,
-        &[("TENSORS", &tensors), ("WHAT", what), ("R", crate::reg_type(d)), ("VALUE", expr)],
-    );
+    let body =
+        render(RANDOM_ELEM, &[("TENSORS", &tensors), ("WHAT", what), ("R", crate::reg_type(d)), ("VALUE", expr)]);
     let (math64, helpers) = if d == DType::F64 { (MATH64, RANDOM_F64) } else { ("", RANDOM_F32) };
     Some(body.map(|b| crate::module(&[COMMON, MATH, math64, PHILOX, helpers, &b])))
 }

@@ -60,7 +60,8 @@ pub(super) fn umap_knn(attrs: &[u8], ins: &[TensorType]) -> Result<Vec<TensorTyp
 /// `routed_scaling`: f32; `scores`, `route` F32 `[R, E]`.
 pub(super) fn group_limited_gate(attrs: &[u8], ins: &[TensorType]) -> Result<Vec<TensorType>> {
     blob_len(attrs, 16, "n_group, topk_group, top_k: u32, routed_scaling: f32")?;
-    let (n_group, topk_group, top_k) = (u32_at(attrs, 0) as usize, u32_at(attrs, 4) as usize, u32_at(attrs, 8) as usize);
+    let (n_group, topk_group, top_k) =
+        (u32_at(attrs, 0) as usize, u32_at(attrs, 4) as usize, u32_at(attrs, 8) as usize);
     let scaling = f32::from_bits(u32_at(attrs, 12));
     arity(ins, 2, "llada2.group_limited_gate (scores, route)")?;
     let (scores, route) = (&ins[0], &ins[1]);
@@ -103,7 +104,11 @@ pub(super) fn ms_deform_attn(attrs: &[u8], ins: &[TensorType]) -> Result<Vec<Ten
     let l = w[3].clone();
     let check = |t: &TensorType, want: Vec<Dim>, what: &str| -> Result<()> {
         if t.shape.0 != want {
-            bail!(Shape, "gdino.ms_deform_attn {what} {t} must have shape {} (value {value}, attention_weights {weights})", Shape(want));
+            bail!(
+                Shape,
+                "gdino.ms_deform_attn {what} {t} must have shape {} (value {value}, attention_weights {weights})",
+                Shape(want)
+            );
         }
         Ok(())
     };

@@ -29,11 +29,7 @@ pub(crate) fn constant(a: &ConstantAttrs, ins: &[TensorType]) -> Result<Vec<Tens
     arity(ins, 0, "Constant")?;
     let want = numel(&a.shape).checked_mul(a.dtype.size());
     if want != Some(a.data.len()) {
-        bail!(
-            Attribute,
-            "Constant {}{:?} needs {:?} bytes of data, got {}",
-            a.dtype, a.shape, want, a.data.len()
-        );
+        bail!(Attribute, "Constant {}{:?} needs {:?} bytes of data, got {}", a.dtype, a.shape, want, a.data.len());
     }
     if a.dtype == DType::Bool {
         if let Some(b) = a.data.iter().find(|&&b| b > 1) {

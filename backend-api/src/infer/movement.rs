@@ -70,17 +70,17 @@ pub(crate) fn reshape(new_shape: &[DimSpec], ins: &[TensorType]) -> Result<Vec<T
             .collect()
     } else {
         let n = numel(&x.dims()?);
-        let known: usize = new_shape
-            .iter()
-            .map(|d| if let DimSpec::Static(s) = d { *s } else { 1 })
-            .product();
+        let known: usize = new_shape.iter().map(|d| if let DimSpec::Static(s) = d { *s } else { 1 }).product();
         let mut dims = Vec::with_capacity(new_shape.len());
         for d in new_shape {
             dims.push(match d {
                 DimSpec::Static(s) => *s,
                 DimSpec::Infer => {
                     if known == 0 {
-                        bail!(Shape, "Reshape of {x} to {new_shape:?}: cannot infer a dim when the others multiply to 0");
+                        bail!(
+                            Shape,
+                            "Reshape of {x} to {new_shape:?}: cannot infer a dim when the others multiply to 0"
+                        );
                     }
                     if n % known != 0 {
                         bail!(Shape, "Reshape of {x} ({n} elements) to {new_shape:?}: {n} is not divisible by {known}");
@@ -133,7 +133,11 @@ pub(crate) fn narrow(a: &NarrowAttrs, ins: &[TensorType]) -> Result<Vec<TensorTy
             bail!(
                 Attribute,
                 "Narrow start {} len {} step {} reads index {} past dim {d} of {x} on axis {}",
-                a.start, a.len, a.step, a.start + (a.len - 1) * a.step, a.axis
+                a.start,
+                a.len,
+                a.step,
+                a.start + (a.len - 1) * a.step,
+                a.axis
             );
         }
     } else {
@@ -209,7 +213,9 @@ pub(crate) fn pad(a: &PadAttrs, ins: &[TensorType]) -> Result<Vec<TensorType>> {
         bail!(
             Attribute,
             "Pad of {x}: pads_begin {:?} and pads_end {:?} need {} entries each",
-            a.pads_begin, a.pads_end, dims.len()
+            a.pads_begin,
+            a.pads_end,
+            dims.len()
         );
     }
     for (ax, &d) in dims.iter().enumerate() {

@@ -73,7 +73,6 @@ impl From<&str> for DimSpec {
     }
 }
 
-
 /// `Narrow`: a strided slice along one axis (§2.3.3).
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize), serde(deny_unknown_fields))]

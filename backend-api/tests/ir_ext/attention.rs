@@ -44,14 +44,21 @@ fn attention_errors() {
     let (q, k, v) = qkv(&mut b, &[2, 8, 5, 64], &[2, 2, 7, 64], &[2, 2, 7, 32]);
     let base = gqa(AttnLayout::Bhsd);
     fails(b.attention(q, k, v, None, None, AttentionAttrs::new(AttnLayout::Bhsd, 4)), ErrorKind::Shape);
-    fails(b.attention(q, k, v, None, None, AttentionAttrs { mask: MaskKind::SlidingWindow { window: 0 }, ..base }), ErrorKind::Attribute);
+    fails(
+        b.attention(q, k, v, None, None, AttentionAttrs { mask: MaskKind::SlidingWindow { window: 0 }, ..base }),
+        ErrorKind::Attribute,
+    );
     fails(b.attention(q, k, v, None, None, AttentionAttrs { softcap: Some(0.0), ..base }), ErrorKind::Attribute);
     fails(b.attention(q, k, v, None, None, AttentionAttrs { scale: Some(f32::NAN), ..base }), ErrorKind::Attribute);
     let k_batch = inp(&mut b, "kb", DType::F32, &[3, 2, 7, 64]);
     fails(b.attention(q, k_batch, v, None, None, base), ErrorKind::Shape);
     let v_len = inp(&mut b, "vl", DType::F32, &[2, 2, 6, 32]);
     fails(b.attention(q, k, v_len, None, None, base), ErrorKind::Shape);
-    let (q0, k0, v0) = (inp(&mut b, "q0", DType::F32, &[1, 8, 5, 0]), inp(&mut b, "k0", DType::F32, &[1, 2, 7, 0]), inp(&mut b, "v0", DType::F32, &[1, 2, 7, 3]));
+    let (q0, k0, v0) = (
+        inp(&mut b, "q0", DType::F32, &[1, 8, 5, 0]),
+        inp(&mut b, "k0", DType::F32, &[1, 2, 7, 0]),
+        inp(&mut b, "v0", DType::F32, &[1, 2, 7, 3]),
+    );
     fails(b.attention(q0, k0, v0, None, None, base), ErrorKind::Shape);
     let q64 = inp(&mut b, "q64", DType::F64, &[2, 8, 5, 64]);
     fails(b.attention(q64, k, v, None, None, base), ErrorKind::DType);
@@ -61,9 +68,17 @@ fn attention_errors() {
     fails(b.attention(q, k, v, None, Some(ibias), base), ErrorKind::DType);
     fails(b.add(Op::Attention(AttentionAttrs { has_bias: true, ..base }), &[q, k, v]), ErrorKind::Arity);
     // BsPacked: q's last dim must be divisible by Hq; FlatHeads: q's first dim.
-    let (qp, kp, vp) = (inp(&mut b, "qp", DType::F32, &[2, 5, 500]), inp(&mut b, "kp", DType::F32, &[2, 7, 128]), inp(&mut b, "vp", DType::F32, &[2, 7, 64]));
+    let (qp, kp, vp) = (
+        inp(&mut b, "qp", DType::F32, &[2, 5, 500]),
+        inp(&mut b, "kp", DType::F32, &[2, 7, 128]),
+        inp(&mut b, "vp", DType::F32, &[2, 7, 64]),
+    );
     fails(b.attention(qp, kp, vp, None, None, gqa(AttnLayout::BsPacked)), ErrorKind::Shape);
-    let (qf, kf, vf) = (inp(&mut b, "qf", DType::F32, &[12, 5, 64]), inp(&mut b, "kf", DType::F32, &[4, 7, 64]), inp(&mut b, "vf", DType::F32, &[4, 7, 32]));
+    let (qf, kf, vf) = (
+        inp(&mut b, "qf", DType::F32, &[12, 5, 64]),
+        inp(&mut b, "kf", DType::F32, &[4, 7, 64]),
+        inp(&mut b, "vf", DType::F32, &[4, 7, 32]),
+    );
     fails(b.attention(qf, kf, vf, None, None, gqa(AttnLayout::FlatHeads)), ErrorKind::Shape);
 }
 
@@ -73,7 +88,9 @@ fn attention_backward_and_errors() {
     let (q, k, v) = qkv(&mut b, &[2, 8, 5, 64], &[2, 2, 7, 64], &[2, 2, 7, 32]);
     let d = inp(&mut b, "d", DType::F32, &[2, 8, 5, 32]);
     let mask = inp(&mut b, "mask", DType::Bool, &[7]);
-    for (wrt, want) in [(AttnGrad::Query, [2, 8, 5, 64]), (AttnGrad::Key, [2, 2, 7, 64]), (AttnGrad::Value, [2, 2, 7, 32])] {
+    for (wrt, want) in
+        [(AttnGrad::Query, [2, 8, 5, 64]), (AttnGrad::Key, [2, 2, 7, 64]), (AttnGrad::Value, [2, 2, 7, 32])]
+    {
         let a = AttentionBackwardAttrs { forward: gqa(AttnLayout::Bhsd), wrt };
         let g = b.attention_backward((q, k, v), d, (Some(mask), None), a).unwrap();
         assert_eq!(dims(&b, g), want);

@@ -109,9 +109,14 @@ fn elementwise_region_and_errors() {
     assert_eq!(p.register_dtypes(&[DType::F32, DType::F32, DType::Bool]).unwrap()[5], DType::Bool);
     let outs = b.elementwise_region(&[x, y, c], p.clone()).unwrap();
     let got: Vec<(Vec<usize>, DType)> = outs.iter().map(|&o| (dims(&b, o), dt(&b, o))).collect();
-    assert_eq!(got, [(vec![2, 3], DType::F32), (vec![2, 3], DType::Bool), (vec![2, 3], DType::F16), (vec![2, 3], DType::F16)]);
+    assert_eq!(
+        got,
+        [(vec![2, 3], DType::F32), (vec![2, 3], DType::Bool), (vec![2, 3], DType::F16), (vec![2, 3], DType::F16)]
+    );
 
-    let attr = |b: &mut GraphBuilder, instrs: Vec<I>, outputs: Vec<u32>| b.elementwise_region(&[x], program(1, instrs, outputs));
+    let attr = |b: &mut GraphBuilder, instrs: Vec<I>, outputs: Vec<u32>| {
+        b.elementwise_region(&[x], program(1, instrs, outputs))
+    };
     fails(attr(&mut b, vec![I::Input(0), I::Unary(UnaryOp::Exp, 1)], vec![1]), ErrorKind::Attribute);
     fails(attr(&mut b, vec![I::Input(1)], vec![0]), ErrorKind::Attribute);
     fails(attr(&mut b, vec![I::Input(0)], vec![]), ErrorKind::Attribute);
@@ -120,13 +125,22 @@ fn elementwise_region_and_errors() {
     fails(attr(&mut b, vec![I::Input(0); 257], vec![0]), ErrorKind::Attribute);
     fails(attr(&mut b, vec![I::Const { dtype: DType::F32, bytes: vec![0; 2] }], vec![0]), ErrorKind::Attribute);
     fails(attr(&mut b, vec![I::Const { dtype: DType::Bool, bytes: vec![2] }], vec![0]), ErrorKind::Attribute);
-    fails(b.elementwise_region(&[], program(0, vec![I::Const { dtype: DType::U8, bytes: vec![1] }], vec![0])), ErrorKind::Attribute);
+    fails(
+        b.elementwise_region(&[], program(0, vec![I::Const { dtype: DType::U8, bytes: vec![1] }], vec![0])),
+        ErrorKind::Attribute,
+    );
     let many: Vec<_> = (0..17).map(|_| x).collect();
     fails(b.elementwise_region(&many, program(17, vec![I::Input(0)], vec![0])), ErrorKind::Attribute);
     // operand dtype rules
     let bool_const = I::Const { dtype: DType::Bool, bytes: vec![1] };
-    fails(attr(&mut b, vec![I::Input(0), bool_const.clone(), I::Binary(BinaryOp::Add, 0, 1)], vec![2]), ErrorKind::DType);
-    fails(attr(&mut b, vec![I::Input(0), I::Cast(DType::I32, 0), I::Unary(UnaryOp::Exp, 1)], vec![2]), ErrorKind::DType);
+    fails(
+        attr(&mut b, vec![I::Input(0), bool_const.clone(), I::Binary(BinaryOp::Add, 0, 1)], vec![2]),
+        ErrorKind::DType,
+    );
+    fails(
+        attr(&mut b, vec![I::Input(0), I::Cast(DType::I32, 0), I::Unary(UnaryOp::Exp, 1)], vec![2]),
+        ErrorKind::DType,
+    );
     fails(attr(&mut b, vec![I::Input(0), I::Cast(DType::I32, 0), I::Fma(1, 1, 1)], vec![2]), ErrorKind::DType);
     fails(attr(&mut b, vec![I::Input(0), I::Where(0, 0, 0)], vec![1]), ErrorKind::DType);
     fails(attr(&mut b, vec![bool_const, I::Compare(CompareOp::Lt, 0, 0)], vec![1]), ErrorKind::DType);

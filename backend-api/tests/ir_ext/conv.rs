@@ -32,7 +32,10 @@ fn conv_shapes() {
     assert_eq!((dims(&b, y1), dt(&b, y1)), (vec![2, 6, 5], DType::F64));
     let g = finish(b, &[y, y1]);
     let Op::Conv(a) = &g.node(y.node).unwrap().op else { panic!("not a Conv") };
-    assert_eq!((a.stride.clone(), a.pads_end.clone(), a.dilation.clone(), a.has_bias), (vec![2, 2], vec![1, 1], vec![1, 1], true));
+    assert_eq!(
+        (a.stride.clone(), a.pads_end.clone(), a.dilation.clone(), a.has_bias),
+        (vec![2, 2], vec![1, 1], vec![1, 1], true)
+    );
 }
 
 #[test]
@@ -91,7 +94,12 @@ fn pool_shapes_and_errors() {
     assert_eq!(dims(&b, m), [1, 2, 3, 3]);
     let xf = inp(&mut b, "xf", DType::F32, &[1, 2, 5]);
     // ceil mode: ⌊(5 + 1 + 1 − 2 + 1) / 2⌋ + 1 = 4, then 3·2 ≥ 5 + 1 drops the last window.
-    let a = PoolAttrs { pads_begin: vec![1], pads_end: vec![1], ceil_mode: true, ..PoolAttrs::new(PoolKind::Avg, &[2], &[2]) };
+    let a = PoolAttrs {
+        pads_begin: vec![1],
+        pads_end: vec![1],
+        ceil_mode: true,
+        ..PoolAttrs::new(PoolKind::Avg, &[2], &[2])
+    };
     let avg = b.pool(xf, &a).unwrap();
     assert_eq!(dims(&b, avg), [1, 2, 3]);
     let ceil7 = PoolAttrs { ceil_mode: true, ..PoolAttrs::new(PoolKind::Max, &[2], &[2]) };

@@ -88,7 +88,11 @@ fn quant_matmul_errors() {
     fails(b.quant_matmul(x40, &[q], QuantFormat::Q4_0), ErrorKind::Shape);
     // Nvfp4 needs K a multiple of 16.
     let x8 = inp(&mut b, "x8", DType::F32, &[8]);
-    let (w4, bs, gs) = (inp(&mut b, "w4", DType::U8, &[2, 4]), inp(&mut b, "bs", DType::U8, &[2, 0]), inp(&mut b, "gs", DType::F32, &[]));
+    let (w4, bs, gs) = (
+        inp(&mut b, "w4", DType::U8, &[2, 4]),
+        inp(&mut b, "bs", DType::U8, &[2, 0]),
+        inp(&mut b, "gs", DType::F32, &[]),
+    );
     fails(b.quant_matmul(x8, &[w4, bs, gs], QuantFormat::Nvfp4), ErrorKind::Shape);
     let rank0 = inp(&mut b, "r0", DType::F32, &[]);
     fails(b.quant_matmul(rank0, &[q], QuantFormat::Q8_0), ErrorKind::Shape);

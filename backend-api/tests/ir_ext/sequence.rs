@@ -5,7 +5,15 @@ use backend_api::op::{BinaryOp, Op, RecurrentAttrs, RnnNonlinearity};
 use backend_api::{DType, ErrorKind, Graph, GraphBuilder, Value};
 
 /// PyTorch-ordered weights for `layers` × `dirs` with `gates·h` rows.
-fn cell_weights(b: &mut GraphBuilder, tag: &str, gates: usize, h: usize, input: usize, (layers, dirs): (usize, usize), bias: bool) -> Vec<Value> {
+fn cell_weights(
+    b: &mut GraphBuilder,
+    tag: &str,
+    gates: usize,
+    h: usize,
+    input: usize,
+    (layers, dirs): (usize, usize),
+    bias: bool,
+) -> Vec<Value> {
     let mut ws = vec![];
     for l in 0..layers {
         let in_l = if l == 0 { input } else { dirs * h };
@@ -26,7 +34,12 @@ fn rnn_two_layers_bidirectional() {
     let mut b = GraphBuilder::new();
     let x = inp(&mut b, "x", DType::F32, &[2, 5, 3]);
     let ws = cell_weights(&mut b, "", 1, 4, 3, (2, 2), true);
-    let a = RecurrentAttrs { num_layers: 2, bidirectional: true, nonlinearity: RnnNonlinearity::Relu, ..RecurrentAttrs::new(4) };
+    let a = RecurrentAttrs {
+        num_layers: 2,
+        bidirectional: true,
+        nonlinearity: RnnNonlinearity::Relu,
+        ..RecurrentAttrs::new(4)
+    };
     let (y, h) = b.rnn(x, &ws, None, a).unwrap();
     assert_eq!(dims(&b, y), [2, 5, 8]);
     assert_eq!(dims(&b, h), [4, 2, 4]);

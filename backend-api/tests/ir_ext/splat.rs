@@ -27,7 +27,14 @@ fn prepare_rasterize_render() {
     let f = DType::F32;
     assert_eq!(
         got,
-        [(vec![100, 2], f), (vec![100, 3], f), (vec![100], f), (vec![100], DType::I32), (vec![100, 3], f), (vec![100], f)]
+        [
+            (vec![100, 2], f),
+            (vec![100, 3], f),
+            (vec![100], f),
+            (vec![100], DType::I32),
+            (vec![100, 3], f),
+            (vec![100], f)
+        ]
     );
     let img = b.gaussian_splat_rasterize(&prep, s[5], a).unwrap();
     assert_eq!(dims(&b, img), [48, 64, 4]);

@@ -25,28 +25,13 @@ mod tests {
     #[test]
     fn float_to_int_saturates_and_maps_nan_to_zero() {
         let x = [f32::NAN, f32::INFINITY, f32::NEG_INFINITY, -0.0, 2.9, -2.9, 1e10, -1e10];
-        assert_eq!(
-            c(&x, DType::I32).to_vec::<i32>().unwrap(),
-            [0, i32::MAX, i32::MIN, 0, 2, -2, i32::MAX, i32::MIN]
-        );
+        assert_eq!(c(&x, DType::I32).to_vec::<i32>().unwrap(), [0, i32::MAX, i32::MIN, 0, 2, -2, i32::MAX, i32::MIN]);
         assert_eq!(c(&x, DType::U8).to_vec::<u8>().unwrap(), [0, 255, 0, 0, 2, 0, 255, 0]);
-        assert_eq!(
-            c(&x, DType::I8).to_vec::<i8>().unwrap(),
-            [0, 127, -128, 0, 2, -2, 127, -128]
-        );
-        assert_eq!(
-            c(&x, DType::U32).to_vec::<u32>().unwrap(),
-            [0, u32::MAX, 0, 0, 2, 0, u32::MAX, 0]
-        );
-        assert_eq!(
-            c(&x, DType::Bool).to_vec::<bool>().unwrap(),
-            [true, true, true, false, true, true, true, true]
-        );
+        assert_eq!(c(&x, DType::I8).to_vec::<i8>().unwrap(), [0, 127, -128, 0, 2, -2, 127, -128]);
+        assert_eq!(c(&x, DType::U32).to_vec::<u32>().unwrap(), [0, u32::MAX, 0, 0, 2, 0, u32::MAX, 0]);
+        assert_eq!(c(&x, DType::Bool).to_vec::<bool>().unwrap(), [true, true, true, false, true, true, true, true]);
         let big = [f64::MAX, 2f64.powi(63), -9.3e18];
-        assert_eq!(
-            c(&big, DType::I64).to_vec::<i64>().unwrap(),
-            [i64::MAX, i64::MAX, i64::MIN]
-        );
+        assert_eq!(c(&big, DType::I64).to_vec::<i64>().unwrap(), [i64::MAX, i64::MAX, i64::MIN]);
     }
 
     #[test]
@@ -62,10 +47,7 @@ mod tests {
             [f64::INFINITY, f64::NEG_INFINITY, 2048.0, 2052.0]
         );
         assert_eq!(c(&[16777217i32], DType::F32).to_vec::<f32>().unwrap(), [16777216.0]);
-        assert_eq!(
-            c(&[i64::MAX], DType::F64).to_vec::<f64>().unwrap(),
-            [9223372036854775808.0]
-        );
+        assert_eq!(c(&[i64::MAX], DType::F64).to_vec::<f64>().unwrap(), [9223372036854775808.0]);
     }
 
     #[test]
@@ -78,10 +60,7 @@ mod tests {
         let h = f16::from_f64(1.0 + 2f64.powi(-8) + 2f64.powi(-10));
         assert_eq!(c(&[h], DType::BF16).to_vec::<bf16>().unwrap()[0].to_bits(), 0x3f81);
         assert!(c(&[f32::NAN], DType::BF16).to_vec::<bf16>().unwrap()[0].is_nan());
-        assert_eq!(
-            c(&[bf16::from_f32(3.0e38)], DType::F16).to_vec::<f16>().unwrap()[0],
-            f16::INFINITY
-        );
+        assert_eq!(c(&[bf16::from_f32(3.0e38)], DType::F16).to_vec::<f16>().unwrap()[0], f16::INFINITY);
     }
 
     #[test]
@@ -89,20 +68,13 @@ mod tests {
         assert_eq!(c(&[true, false], DType::F32).to_vec::<f32>().unwrap(), [1.0, 0.0]);
         assert_eq!(c(&[true], DType::I8).to_vec::<i8>().unwrap(), [1]);
         assert_eq!(c(&[0i32, -5], DType::Bool).to_vec::<bool>().unwrap(), [false, true]);
-        let z = [
-            Complex32 { re: -2.5, im: 7.0 },
-            Complex32 { re: 0.0, im: 1.0 },
-            Complex32 { re: 0.0, im: -0.0 },
-        ];
+        let z = [Complex32 { re: -2.5, im: 7.0 }, Complex32 { re: 0.0, im: 1.0 }, Complex32 { re: 0.0, im: -0.0 }];
         assert_eq!(c(&z, DType::I32).to_vec::<i32>().unwrap(), [-2, 0, 0]);
         assert_eq!(c(&z, DType::Bool).to_vec::<bool>().unwrap(), [true, true, false]);
         assert_eq!(c(&z, DType::F64).to_vec::<f64>().unwrap(), [-2.5, 0.0, 0.0]);
         let r = c(&[3i64, -1], DType::C64).to_vec::<Complex32>().unwrap();
         assert_eq!(r, [Complex32 { re: 3.0, im: 0.0 }, Complex32 { re: -1.0, im: 0.0 }]);
-        assert_eq!(
-            c(&[true], DType::C64).to_vec::<Complex32>().unwrap(),
-            [Complex32 { re: 1.0, im: 0.0 }]
-        );
+        assert_eq!(c(&[true], DType::C64).to_vec::<Complex32>().unwrap(), [Complex32 { re: 1.0, im: 0.0 }]);
     }
 
     #[test]

@@ -10,10 +10,7 @@ use backend_api::{bail, DType, Result, Tensor};
 /// `y = f(x)` elementwise.
 pub fn unary(op: UnaryOp, x: &Tensor) -> Result<Tensor> {
     let dt = x.dtype();
-    let ys = scalars(x)
-        .into_iter()
-        .map(|s| unary_scalar(op, s))
-        .collect::<Result<Vec<_>>>()?;
+    let ys = scalars(x).into_iter().map(|s| unary_scalar(op, s)).collect::<Result<Vec<_>>>()?;
     from_scalars(dt, x.shape(), &ys)
 }
 
@@ -40,11 +37,8 @@ pub fn where_(cond: &Tensor, x: &Tensor, y: &Tensor) -> Result<Tensor> {
         );
     }
     let shape = broadcast_shape(&[cond.shape(), x.shape(), y.shape()])?;
-    let (mc, mx, my) = (
-        broadcast_map(cond.shape(), &shape)?,
-        broadcast_map(x.shape(), &shape)?,
-        broadcast_map(y.shape(), &shape)?,
-    );
+    let (mc, mx, my) =
+        (broadcast_map(cond.shape(), &shape)?, broadcast_map(x.shape(), &shape)?, broadcast_map(y.shape(), &shape)?);
     let mut data = Vec::with_capacity(mc.len() * x.dtype().size());
     for ((&c, &i), &j) in mc.iter().zip(&mx).zip(&my) {
         let pick = decode(DType::Bool, element(cond, c)?) == Scalar::B(true);
@@ -58,31 +52,18 @@ pub fn where_(cond: &Tensor, x: &Tensor, y: &Tensor) -> Result<Tensor> {
 pub fn fma(a: &Tensor, b: &Tensor, c: &Tensor) -> Result<Tensor> {
     let dt = a.dtype();
     if !dt.is_float() || b.dtype() != dt || c.dtype() != dt {
-        bail!(
-            DType,
-            "Fma needs three equal float dtypes; got {}, {}, {}",
-            dt,
-            b.dtype(),
-            c.dtype()
-        );
+        bail!(DType, "Fma needs three equal float dtypes; got {}, {}, {}", dt, b.dtype(), c.dtype());
     }
     let shape = broadcast_shape(&[a.shape(), b.shape(), c.shape()])?;
-    let (ma, mb, mc) = (
-        broadcast_map(a.shape(), &shape)?,
-        broadcast_map(b.shape(), &shape)?,
-        broadcast_map(c.shape(), &shape)?,
-    );
+    let (ma, mb, mc) =
+        (broadcast_map(a.shape(), &shape)?, broadcast_map(b.shape(), &shape)?, broadcast_map(c.shape(), &shape)?);
     let (va, vb, vc) = (scalars(a), scalars(b), scalars(c));
     let mut out = Vec::with_capacity(ma.len());
     for ((&i, &j), &k) in ma.iter().zip(&mb).zip(&mc) {
         let (Some(Scalar::F(x)), Some(Scalar::F(y)), Some(Scalar::F(z))) = (va.get(i), vb.get(j), vc.get(k)) else {
             bail!(DType, "Fma operands must be floats");
         };
-        out.push(Scalar::F(if dt == DType::F64 {
-            x.mul_add(*y, *z)
-        } else {
-            math::fma_f32(*x, *y, *z)
-        }));
+        out.push(Scalar::F(if dt == DType::F64 { x.mul_add(*y, *z) } else { math::fma_f32(*x, *y, *z) }));
     }
     from_scalars(dt, &shape, &out)
 }
@@ -106,10 +87,7 @@ fn zip2(a: &Tensor, b: &Tensor, out: DType, mut f: impl FnMut(Scalar, Scalar) ->
 }
 
 fn not_for(op: &str, kind: &str) -> backend_api::Error {
-    backend_api::Error::new(
-        backend_api::ErrorKind::DType,
-        format!("{op} is not defined for {kind} operands"),
-    )
+    backend_api::Error::new(backend_api::ErrorKind::DType, format!("{op} is not defined for {kind} operands"))
 }
 
 /// One element of `Unary`.

@@ -18,10 +18,7 @@ fn bin<T: Element>(op: BinaryOp, a: &[T], b: &[T]) -> Vec<T> {
 }
 /// Bitwise float comparison that treats every NaN alike and tells −0 from +0.
 fn same(a: &[f32], b: &[f32]) -> bool {
-    a.len() == b.len()
-        && a.iter()
-            .zip(b)
-            .all(|(x, y)| (x.is_nan() && y.is_nan()) || x.to_bits() == y.to_bits())
+    a.len() == b.len() && a.iter().zip(b).all(|(x, y)| (x.is_nan() && y.is_nan()) || x.to_bits() == y.to_bits())
 }
 
 #[test]
@@ -33,47 +30,23 @@ fn float_unary_special_values() {
         (UnaryOp::Exp, &[-INF, INF, 100.0, 0.0], &[0.0, INF, INF, 1.0]),
         (UnaryOp::Log, &[0.0, -0.0, -1.0, INF, 1.0], &[-INF, -INF, NAN, INF, 0.0]),
         (UnaryOp::Sqrt, &[-0.0, -1.0, INF, 4.0], &[-0.0, NAN, INF, 2.0]),
-        (
-            UnaryOp::Rsqrt,
-            &[0.0, -0.0, -1.0, INF, 4.0],
-            &[INF, -INF, NAN, 0.0, 0.5],
-        ),
+        (UnaryOp::Rsqrt, &[0.0, -0.0, -1.0, INF, 4.0], &[INF, -INF, NAN, 0.0, 0.5]),
         (UnaryOp::Neg, &[0.0, -INF, 1.5], &[-0.0, INF, -1.5]),
         (UnaryOp::Abs, &[-0.0, -INF, -1.5], &[0.0, INF, 1.5]),
         (UnaryOp::Gelu, &[INF, -INF, 0.0], &[INF, 0.0, 0.0]),
         (UnaryOp::GeluApprox, &[INF, -INF, 0.0], &[INF, 0.0, 0.0]),
         (UnaryOp::Silu, &[INF, -INF, 0.0], &[INF, 0.0, 0.0]),
-        (
-            UnaryOp::Round,
-            &[0.5, 1.5, 2.5, -0.5, -0.4, -2.5, -0.0, INF],
-            &[0.0, 2.0, 2.0, -0.0, -0.0, -2.0, -0.0, INF],
-        ),
+        (UnaryOp::Round, &[0.5, 1.5, 2.5, -0.5, -0.4, -2.5, -0.0, INF], &[0.0, 2.0, 2.0, -0.0, -0.0, -2.0, -0.0, INF]),
         (UnaryOp::Floor, &[-0.5, -0.0, 1.7, -INF], &[-1.0, -0.0, 1.0, -INF]),
         (UnaryOp::Ceil, &[-0.5, -0.0, 1.2, INF], &[-0.0, -0.0, 2.0, INF]),
-        (
-            UnaryOp::Sign,
-            &[-0.0, 0.0, -3.0, 2.0, NAN, -INF],
-            &[-0.0, 0.0, -1.0, 1.0, NAN, -1.0],
-        ),
-        (
-            UnaryOp::Reciprocal,
-            &[0.0, -0.0, INF, -INF, 4.0],
-            &[INF, -INF, 0.0, -0.0, 0.25],
-        ),
+        (UnaryOp::Sign, &[-0.0, 0.0, -3.0, 2.0, NAN, -INF], &[-0.0, 0.0, -1.0, 1.0, NAN, -1.0]),
+        (UnaryOp::Reciprocal, &[0.0, -0.0, INF, -INF, 4.0], &[INF, -INF, 0.0, -0.0, 0.25]),
         (UnaryOp::Sin, &[INF, -INF, 0.0], &[NAN, NAN, 0.0]),
         (UnaryOp::Cos, &[INF, 0.0], &[NAN, 1.0]),
         (UnaryOp::Tan, &[-INF, -0.0], &[NAN, -0.0]),
-        (
-            UnaryOp::Atan,
-            &[INF, -INF],
-            &[std::f32::consts::FRAC_PI_2, -std::f32::consts::FRAC_PI_2],
-        ),
+        (UnaryOp::Atan, &[INF, -INF], &[std::f32::consts::FRAC_PI_2, -std::f32::consts::FRAC_PI_2]),
         (UnaryOp::Erf, &[INF, -INF, -0.0], &[1.0, -1.0, -0.0]),
-        (
-            UnaryOp::Softplus,
-            &[INF, -INF, 0.0],
-            &[INF, 0.0, std::f32::consts::LN_2],
-        ),
+        (UnaryOp::Softplus, &[INF, -INF, 0.0], &[INF, 0.0, std::f32::consts::LN_2]),
     ];
     for (op, x, want) in cases {
         let got = un(*op, x);
@@ -86,10 +59,7 @@ fn float_unary_special_values() {
 #[test]
 fn unary_values_round_once_in_every_float_dtype() {
     let e16 = un(UnaryOp::Exp, &[f16::ONE])[0];
-    assert_eq!(
-        e16,
-        f16::from_f64(crate::value::round_float(std::f64::consts::E, DType::F16))
-    );
+    assert_eq!(e16, f16::from_f64(crate::value::round_float(std::f64::consts::E, DType::F16)));
     let s = un(UnaryOp::Sqrt, &[bf16::from_f32(2.0)])[0];
     assert_eq!(s.to_bits(), 0x3fb5); // √2 = 1.01101010000…₂ → 1.0110101
     assert_eq!(un(UnaryOp::Exp, &[f16::from_f32(12.0)])[0], f16::INFINITY);
@@ -118,42 +88,22 @@ fn integer_unary_wraps() {
 
 #[test]
 fn float_binary_special_values() {
-    assert!(same(
-        &bin(BinaryOp::Max, &[NAN, 1.0, -0.0, 0.0], &[1.0, NAN, 0.0, -0.0]),
-        &[NAN, NAN, 0.0, 0.0]
-    ));
-    assert!(same(
-        &bin(BinaryOp::Min, &[NAN, 1.0, -0.0, 0.0], &[1.0, NAN, 0.0, -0.0]),
-        &[NAN, NAN, -0.0, -0.0]
-    ));
+    assert!(same(&bin(BinaryOp::Max, &[NAN, 1.0, -0.0, 0.0], &[1.0, NAN, 0.0, -0.0]), &[NAN, NAN, 0.0, 0.0]));
+    assert!(same(&bin(BinaryOp::Min, &[NAN, 1.0, -0.0, 0.0], &[1.0, NAN, 0.0, -0.0]), &[NAN, NAN, -0.0, -0.0]));
     assert!(same(
         &bin(BinaryOp::Rem, &[5.5, -5.5, 1.0, INF, 3.0], &[2.0, 2.0, 0.0, 1.0, INF]),
         &[1.5, -1.5, NAN, NAN, 3.0]
     ));
     assert!(same(
-        &bin(
-            BinaryOp::Mod,
-            &[5.5, -5.5, -4.0, 1.0, -3.0],
-            &[-2.0, 2.0, 2.0, 0.0, INF]
-        ),
+        &bin(BinaryOp::Mod, &[5.5, -5.5, -4.0, 1.0, -3.0], &[-2.0, 2.0, 2.0, 0.0, INF]),
         &[-0.5, 0.5, 0.0, NAN, INF]
     ));
     assert!(same(
-        &bin(
-            BinaryOp::Pow,
-            &[NAN, 1.0, -8.0, -2.0, -0.0],
-            &[0.0, NAN, 1.0 / 3.0, 3.0, -1.0]
-        ),
+        &bin(BinaryOp::Pow, &[NAN, 1.0, -8.0, -2.0, -0.0], &[0.0, NAN, 1.0 / 3.0, 3.0, -1.0]),
         &[1.0, 1.0, NAN, -8.0, -INF]
     ));
-    assert!(same(
-        &bin(BinaryOp::Div, &[1.0, -1.0, 0.0], &[0.0, 0.0, 0.0]),
-        &[INF, -INF, NAN]
-    ));
-    assert_eq!(
-        bin(BinaryOp::Add, &[f16::from_f32(65504.0)], &[f16::from_f32(32.0)]),
-        [f16::INFINITY]
-    );
+    assert!(same(&bin(BinaryOp::Div, &[1.0, -1.0, 0.0], &[0.0, 0.0, 0.0]), &[INF, -INF, NAN]));
+    assert_eq!(bin(BinaryOp::Add, &[f16::from_f32(65504.0)], &[f16::from_f32(32.0)]), [f16::INFINITY]);
     assert_eq!(bin(BinaryOp::Mul, &[1e200f64], &[1e200]), [f64::INFINITY]);
 }
 
@@ -162,18 +112,9 @@ fn integer_binary_rules() {
     assert_eq!(bin(BinaryOp::Add, &[i8::MAX, 100u8 as i8], &[1, 100]), [i8::MIN, -56]);
     assert_eq!(bin(BinaryOp::Sub, &[0u32], &[1]), [u32::MAX]);
     assert_eq!(bin(BinaryOp::Mul, &[i64::MAX], &[2]), [-2]);
-    assert_eq!(
-        bin(BinaryOp::Div, &[7i32, -7, 7, i32::MIN, 5], &[2, 2, 0, -1, -5]),
-        [3, -3, 0, i32::MIN, -1]
-    );
-    assert_eq!(
-        bin(BinaryOp::Rem, &[7i32, -7, 7, i32::MIN], &[-2, 2, 0, -1]),
-        [1, -1, 0, 0]
-    );
-    assert_eq!(
-        bin(BinaryOp::Mod, &[7i32, -7, 7, -6, i32::MIN], &[-2, 2, 0, 3, -1]),
-        [-1, 1, 0, 0, 0]
-    );
+    assert_eq!(bin(BinaryOp::Div, &[7i32, -7, 7, i32::MIN, 5], &[2, 2, 0, -1, -5]), [3, -3, 0, i32::MIN, -1]);
+    assert_eq!(bin(BinaryOp::Rem, &[7i32, -7, 7, i32::MIN], &[-2, 2, 0, -1]), [1, -1, 0, 0]);
+    assert_eq!(bin(BinaryOp::Mod, &[7i32, -7, 7, -6, i32::MIN], &[-2, 2, 0, 3, -1]), [-1, 1, 0, 0, 0]);
     assert_eq!(bin(BinaryOp::Mod, &[7u8, 7], &[3, 0]), [1, 0]);
     assert_eq!(
         bin(BinaryOp::Pow, &[0i32, 2, -1, -1, 2, 1, 3], &[0, 10, -3, -4, -1, -9, 40]),
@@ -216,10 +157,7 @@ fn broadcasting_and_empty() {
     let e = Tensor::from_slice::<i32>(&[0, 1], &[]).unwrap();
     assert_eq!(binary(BinaryOp::Add, &e, &b).unwrap().shape(), &[0, 3]);
     let s = Tensor::scalar(5i32);
-    assert_eq!(
-        binary(BinaryOp::Sub, &s, &b).unwrap().to_vec::<i32>().unwrap(),
-        [-5, -15, -25]
-    );
+    assert_eq!(binary(BinaryOp::Sub, &s, &b).unwrap().to_vec::<i32>().unwrap(), [-5, -15, -25]);
     assert!(binary(BinaryOp::Add, &t(&[1i32, 2]), &b).is_err());
     assert!(binary(BinaryOp::Add, &t(&[1i32]), &t(&[1u32])).is_err());
 }
@@ -264,10 +202,7 @@ fn where_selects_without_propagating() {
 #[test]
 fn fma_single_rounding_and_specials() {
     let (a, b, c) = (8.0f32 + 2f32.powi(-20), 8.0f32 - 2f32.powi(-20), 2f32.powi(30) + 128.0);
-    let y = fma(&t(&[a, 0.0, 2.0]), &t(&[b, INF, 3.0]), &t(&[c, 1.0, 1.0]))
-        .unwrap()
-        .to_vec::<f32>()
-        .unwrap();
+    let y = fma(&t(&[a, 0.0, 2.0]), &t(&[b, INF, 3.0]), &t(&[c, 1.0, 1.0])).unwrap().to_vec::<f32>().unwrap();
     assert!(same(&y, &[2f32.powi(30) + 128.0, NAN, 7.0]));
     // The product 1e600 is not rounded (to +∞) before the add: the fused result is −∞, not NaN.
     let z = fma(&t(&[1e300f64]), &t(&[1e300f64]), &Tensor::scalar(-INF as f64)).unwrap();

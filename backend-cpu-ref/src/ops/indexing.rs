@@ -37,11 +37,7 @@ pub(crate) fn add(a: Scalar, b: Scalar, dt: DType) -> Result<Scalar> {
 fn index_values(indices: &Tensor, op: &str) -> Result<Vec<i128>> {
     match indices.dtype() {
         DType::I32 | DType::I64 | DType::U32 => {}
-        d => bail!(
-            DType,
-            "{op} indices must be I32, I64 or U32, got {d}{:?}",
-            indices.shape()
-        ),
+        d => bail!(DType, "{op} indices must be I32, I64 or U32, got {d}{:?}", indices.shape()),
     }
     // Every value of these dtypes fits I64, so this conversion is the identity.
     Ok(scalars(indices).into_iter().map(|s| to_int(s, DType::I64)).collect())
@@ -96,11 +92,7 @@ pub fn gather(data: &Tensor, indices: &Tensor, axis: usize) -> Result<Tensor> {
 fn check_updates(data: &Tensor, indices: &Tensor, updates: &Tensor, axis: usize) -> Result<()> {
     let dt = data.dtype();
     if dt == DType::Bool {
-        bail!(
-            DType,
-            "ScatterAdd data must be numeric or C64, got {dt}{:?}",
-            data.shape()
-        );
+        bail!(DType, "ScatterAdd data must be numeric or C64, got {dt}{:?}", data.shape());
     }
     let want = gathered(data.shape(), axis, indices.shape());
     if updates.dtype() != dt || updates.shape() != want.as_slice() {
@@ -190,10 +182,7 @@ mod tests {
     use backend_api::Shape;
 
     fn gb(dy: &Tensor, idx: &Tensor, axis: usize, dims: &[usize]) -> Tensor {
-        let a = GatherBackwardAttrs {
-            axis,
-            data_shape: Shape::from(dims.to_vec()),
-        };
+        let a = GatherBackwardAttrs { axis, data_shape: Shape::from(dims.to_vec()) };
         gather_backward(dy, idx, &a, &Bindings::default()).unwrap()
     }
 
@@ -233,10 +222,7 @@ mod tests {
         let y = gather(&b, &Tensor::from_slice(&[3], &[1i32, 0, 5]).unwrap(), 0).unwrap();
         assert_eq!(y.to_vec::<bool>().unwrap(), [false, true, false]);
         let f = Tensor::from_slice(&[2], &[-0.0f32, f32::NAN]).unwrap();
-        let y = gather(&f, &Tensor::from_slice(&[3], &[0i32, 1, -3]).unwrap(), 0)
-            .unwrap()
-            .to_vec::<f32>()
-            .unwrap();
+        let y = gather(&f, &Tensor::from_slice(&[3], &[0i32, 1, -3]).unwrap(), 0).unwrap().to_vec::<f32>().unwrap();
         assert!(y[0] == 0.0 && y[0].is_sign_negative() && y[1].is_nan());
         assert!(y[2] == 0.0 && y[2].is_sign_positive());
         let e = Tensor::from_slice::<f64>(&[2, 0], &[]).unwrap();

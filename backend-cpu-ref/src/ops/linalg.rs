@@ -55,10 +55,7 @@ fn matmul_f64(a: &Tensor, b: &Tensor) -> Result<(Vec<usize>, Vec<f64>)> {
     let (m, k, n) = (ad[ra - 2], ad[ra - 1], bd[rb - 1]);
     let batch = broadcast_shape(&[&ad[..ra - 2], &bd[..rb - 2]])?;
     // Strides in whole matrices of each operand's batch dims, read under broadcasting.
-    let (sa, sb) = (
-        broadcast_strides(&ad[..ra - 2], &batch)?,
-        broadcast_strides(&bd[..rb - 2], &batch)?,
-    );
+    let (sa, sb) = (broadcast_strides(&ad[..ra - 2], &batch)?, broadcast_strides(&bd[..rb - 2], &batch)?);
     let (va, vb) = (floats(a, "MatMul a")?, floats(b, "MatMul b")?);
     let mut out = Vec::with_capacity(numel(&batch) * m * n);
     for_each_index(&batch, |bi| {
@@ -83,12 +80,10 @@ fn matmul_f64(a: &Tensor, b: &Tensor) -> Result<(Vec<usize>, Vec<f64>)> {
 pub fn dot_general(l: &Tensor, r: &Tensor, at: &DotGeneralAttrs) -> Result<Tensor> {
     let (ld, rd) = (l.shape(), r.shape());
     check_dot_general(ld, rd, at)?;
-    let lfree: Vec<usize> = (0..ld.len())
-        .filter(|a| !at.lhs_batch.contains(a) && !at.lhs_contract.contains(a))
-        .collect();
-    let rfree: Vec<usize> = (0..rd.len())
-        .filter(|a| !at.rhs_batch.contains(a) && !at.rhs_contract.contains(a))
-        .collect();
+    let lfree: Vec<usize> =
+        (0..ld.len()).filter(|a| !at.lhs_batch.contains(a) && !at.lhs_contract.contains(a)).collect();
+    let rfree: Vec<usize> =
+        (0..rd.len()).filter(|a| !at.rhs_batch.contains(a) && !at.rhs_contract.contains(a)).collect();
     let (ls, rs) = (strides(ld), strides(rd));
     // Per output axis: its size and the strides it advances in lhs and in rhs.
     let mut out = Vec::new();
@@ -131,10 +126,7 @@ fn check_dot_general(ld: &[usize], rd: &[usize], at: &DotGeneralAttrs) -> Result
     if at.lhs_batch.len() != at.rhs_batch.len() || at.lhs_contract.len() != at.rhs_contract.len() {
         bail!(Shape, "DotGeneral paired axis lists differ in length: {at:?}");
     }
-    for (axes, d) in [
-        ([&at.lhs_batch, &at.lhs_contract], ld),
-        ([&at.rhs_batch, &at.rhs_contract], rd),
-    ] {
+    for (axes, d) in [([&at.lhs_batch, &at.lhs_contract], ld), ([&at.rhs_batch, &at.rhs_contract], rd)] {
         let all: Vec<usize> = axes.iter().flat_map(|v| v.iter().copied()).collect();
         for (i, &a) in all.iter().enumerate() {
             if a >= d.len() || all[..i].contains(&a) {
@@ -142,19 +134,10 @@ fn check_dot_general(ld: &[usize], rd: &[usize], at: &DotGeneralAttrs) -> Result
             }
         }
     }
-    let pairs = at
-        .lhs_batch
-        .iter()
-        .zip(&at.rhs_batch)
-        .chain(at.lhs_contract.iter().zip(&at.rhs_contract));
+    let pairs = at.lhs_batch.iter().zip(&at.rhs_batch).chain(at.lhs_contract.iter().zip(&at.rhs_contract));
     for (&la, &ra) in pairs {
         if ld[la] != rd[ra] {
-            bail!(
-                Shape,
-                "DotGeneral pairs lhs axis {la} ({}) with rhs axis {ra} ({})",
-                ld[la],
-                rd[ra]
-            );
+            bail!(Shape, "DotGeneral pairs lhs axis {la} ({}) with rhs axis {ra} ({})", ld[la], rd[ra]);
         }
     }
     Ok(())
@@ -204,10 +187,7 @@ mod tests {
         let one = f16::ONE;
         let a = Tensor::from_slice(&[1, 3], &[f16::from_f32(2048.0), one, one]).unwrap();
         let b = Tensor::from_slice(&[3, 1], &[one, one, one]).unwrap();
-        assert_eq!(
-            matmul(&a, &b).unwrap().to_vec::<f16>().unwrap(),
-            [f16::from_f32(2050.0)]
-        );
+        assert_eq!(matmul(&a, &b).unwrap().to_vec::<f16>().unwrap(), [f16::from_f32(2050.0)]);
     }
 
     #[test]
@@ -220,10 +200,7 @@ mod tests {
         assert_eq!(y.shape(), &[2, 2, 2]);
         let a = crate::ops::movement::transpose(&lt, &[1, 2, 0]).unwrap(); // [B, M, K]
         let b = crate::ops::movement::transpose(&rt, &[1, 2, 0]).unwrap(); // [B, K, N]
-        assert_eq!(
-            y.to_vec::<f32>().unwrap(),
-            matmul(&a, &b).unwrap().to_vec::<f32>().unwrap()
-        );
+        assert_eq!(y.to_vec::<f32>().unwrap(), matmul(&a, &b).unwrap().to_vec::<f32>().unwrap());
     }
 
     #[test]

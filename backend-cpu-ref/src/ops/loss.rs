@@ -64,10 +64,7 @@ pub fn softmax_cross_entropy(logits: &Tensor, targets: &Tensor, axis: usize) -> 
             let at = move |c: usize| (o * p.c + c) * p.inner + j;
             let (m, s) = max_and_sum((0..p.c).map(|c| p.x[at(c)]));
             let lse = m + s.ln();
-            let dot: f64 = (0..p.c)
-                .filter(|&c| p.t[at(c)] != 0.0)
-                .map(|c| p.t[at(c)] * p.x[at(c)])
-                .sum();
+            let dot: f64 = (0..p.c).filter(|&c| p.t[at(c)] != 0.0).map(|c| p.t[at(c)] * p.x[at(c)]).sum();
             loss.push(lse - dot);
         }
     }
@@ -85,13 +82,7 @@ pub fn softmax_cross_entropy_backward(
     let p = operands(logits, targets, axis, op)?;
     let want = without(logits.shape(), axis);
     if d_loss.dtype() != logits.dtype() || d_loss.shape() != want.as_slice() {
-        bail!(
-            Shape,
-            "{op} d_loss {}{:?} must be {}{want:?}",
-            d_loss.dtype(),
-            d_loss.shape(),
-            logits.dtype()
-        );
+        bail!(Shape, "{op} d_loss {}{:?} must be {}{want:?}", d_loss.dtype(), d_loss.shape(), logits.dtype());
     }
     let dl = floats(d_loss, &format!("{op} d_loss"))?;
     let mut dx = vec![0.0; p.x.len()];
@@ -118,10 +109,7 @@ mod tests {
     }
 
     fn sce(x: &[f64], t: &[f64], shape: &[usize], axis: usize) -> Vec<f64> {
-        softmax_cross_entropy(&f64s(shape, x), &f64s(shape, t), axis)
-            .unwrap()
-            .to_vec::<f64>()
-            .unwrap()
+        softmax_cross_entropy(&f64s(shape, x), &f64s(shape, t), axis).unwrap().to_vec::<f64>().unwrap()
     }
 
     #[test]
@@ -160,13 +148,7 @@ mod tests {
         let x = Tensor::from_slice(&[2], &[bf16::from_f32(0.0), bf16::from_f32(0.0)]).unwrap();
         let t = Tensor::from_slice(&[2], &[bf16::from_f32(1.0), bf16::from_f32(0.0)]).unwrap();
         let y = softmax_cross_entropy(&x, &t, 0).unwrap().to_vec::<bf16>().unwrap();
-        assert_eq!(
-            y,
-            [bf16::from_f64(crate::value::round_float(
-                std::f64::consts::LN_2,
-                backend_api::DType::BF16
-            ))]
-        );
+        assert_eq!(y, [bf16::from_f64(crate::value::round_float(std::f64::consts::LN_2, backend_api::DType::BF16))]);
         let x = Tensor::from_slice(&[2], &[0.0f32, 0.0]).unwrap();
         let t = Tensor::from_slice(&[2], &[1.0f32, 0.0]).unwrap();
         let y = softmax_cross_entropy(&x, &t, 0).unwrap().to_vec::<f32>().unwrap();
@@ -185,10 +167,7 @@ mod tests {
             let n: usize = out.iter().product();
             let dl: Vec<f64> = (0..n).map(|i| 0.5 + 0.3 * i as f64 - 0.07 * (i * i) as f64).collect();
             let (xt, tt, dlt) = (f64s(&dims, &x), f64s(&dims, &t), f64s(&out, &dl));
-            let dx = softmax_cross_entropy_backward(&xt, &tt, &dlt, axis)
-                .unwrap()
-                .to_vec::<f64>()
-                .unwrap();
+            let dx = softmax_cross_entropy_backward(&xt, &tt, &dlt, axis).unwrap().to_vec::<f64>().unwrap();
             let f = |v: &[f64]| -> f64 {
                 let y = softmax_cross_entropy(&f64s(&dims, v), &tt, axis).unwrap();
                 y.to_vec::<f64>().unwrap().iter().zip(&dl).map(|(y, d)| y * d).sum()
@@ -209,10 +188,7 @@ mod tests {
         let inf = f64::INFINITY;
         let x = f64s(&[3], &[-inf, 0.0, 0.0]);
         let t = f64s(&[3], &[0.0, 1.0, 0.0]);
-        let dx = softmax_cross_entropy_backward(&x, &t, &f64s(&[], &[2.0]), 0)
-            .unwrap()
-            .to_vec::<f64>()
-            .unwrap();
+        let dx = softmax_cross_entropy_backward(&x, &t, &f64s(&[], &[2.0]), 0).unwrap().to_vec::<f64>().unwrap();
         assert_eq!(dx, [0.0, -1.0, 1.0]);
         assert!(softmax_cross_entropy_backward(&x, &t, &f64s(&[1], &[2.0]), 0).is_err());
         let x = f64s(&[2], &[-inf, -inf]);

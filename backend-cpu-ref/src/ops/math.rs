@@ -300,11 +300,7 @@ mod tests {
             (1.0, 0.1572992070502851),
         ];
         for (x, want) in tails {
-            assert!(
-                ((erfc(x) - want) / want).abs() < 1e-13,
-                "erfc({x}) = {} want {want}",
-                erfc(x)
-            );
+            assert!(((erfc(x) - want) / want).abs() < 1e-13, "erfc({x}) = {} want {want}", erfc(x));
         }
         assert_eq!(erf(INF), 1.0);
         assert_eq!(erf(-INF), -1.0);

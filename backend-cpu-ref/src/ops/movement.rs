@@ -26,21 +26,12 @@ pub fn reshape(x: &Tensor, new_shape: &[DimSpec], bindings: &Bindings) -> Result
     if let Some(i) = infer_at {
         let known = numel(&dims);
         if known == 0 || !n.is_multiple_of(known) {
-            bail!(
-                ShapeBinding,
-                "Reshape of {:?} to {new_shape:?}: cannot infer a dim from {known}",
-                x.shape()
-            );
+            bail!(ShapeBinding, "Reshape of {:?} to {new_shape:?}: cannot infer a dim from {known}", x.shape());
         }
         dims[i] = n / known;
     }
     if numel(&dims) != n {
-        bail!(
-            ShapeBinding,
-            "Reshape of {:?} ({n} elements) to {dims:?} ({} elements)",
-            x.shape(),
-            numel(&dims)
-        );
+        bail!(ShapeBinding, "Reshape of {:?} ({n} elements) to {dims:?} ({} elements)", x.shape(), numel(&dims));
     }
     x.clone().reshaped(&dims)
 }
@@ -59,9 +50,7 @@ pub fn transpose(x: &Tensor, perm: &[usize]) -> Result<Tensor> {
 /// `out[…, i, …] = x[…, start + i·step, …]` along `axis`.
 pub fn narrow(x: &Tensor, a: &NarrowAttrs) -> Result<Tensor> {
     let mut out = x.shape().to_vec();
-    let Some(d) = out.get_mut(a.axis) else {
-        bail!(Axis, "Narrow axis {} out of range for {:?}", a.axis, x.shape())
-    };
+    let Some(d) = out.get_mut(a.axis) else { bail!(Axis, "Narrow axis {} out of range for {:?}", a.axis, x.shape()) };
     if a.step == 0 || a.start > *d || (a.len > 0 && a.start + (a.len - 1) * a.step >= *d) {
         bail!(Attribute, "Narrow {a:?} reads outside axis {} of {:?}", a.axis, x.shape());
     }
@@ -76,9 +65,7 @@ pub fn narrow(x: &Tensor, a: &NarrowAttrs) -> Result<Tensor> {
 
 /// The inputs one after another along `axis`.
 pub fn concat(xs: &[&Tensor], axis: usize) -> Result<Tensor> {
-    let Some(x0) = xs.first() else {
-        bail!(Arity, "Concat needs at least one input")
-    };
+    let Some(x0) = xs.first() else { bail!(Arity, "Concat needs at least one input") };
     let (dtype, rank) = (x0.dtype(), x0.shape().len());
     if axis >= rank {
         bail!(Axis, "Concat axis {axis} out of range for rank {rank}");
@@ -88,14 +75,7 @@ pub fn concat(xs: &[&Tensor], axis: usize) -> Result<Tensor> {
     for x in xs {
         let same_rest = x.shape().len() == rank && (0..rank).all(|a| a == axis || x.shape()[a] == x0.shape()[a]);
         if x.dtype() != dtype || !same_rest {
-            bail!(
-                Shape,
-                "Concat input {}{:?} does not match {}{:?}",
-                x.dtype(),
-                x.shape(),
-                dtype,
-                x0.shape()
-            );
+            bail!(Shape, "Concat input {}{:?} does not match {}{:?}", x.dtype(), x.shape(), dtype, x0.shape());
         }
         out[axis] += x.shape()[axis];
     }
@@ -142,12 +122,7 @@ pub fn pad(x: &Tensor, a: &PadAttrs) -> Result<Tensor> {
     let (xd, xs) = (x.shape().to_vec(), strides(x.shape()));
     let r = xd.len();
     if a.pads_begin.len() != r || a.pads_end.len() != r {
-        bail!(
-            Attribute,
-            "Pad of {xd:?}: pads {:?} / {:?} need {r} entries",
-            a.pads_begin,
-            a.pads_end
-        );
+        bail!(Attribute, "Pad of {xd:?}: pads {:?} / {:?} need {r} entries", a.pads_begin, a.pads_end);
     }
     let out: Vec<usize> = (0..r).map(|i| xd[i] + a.pads_begin[i] + a.pads_end[i]).collect();
     let mut fill = Vec::new();
@@ -212,13 +187,7 @@ mod tests {
         for dt in DType::ALL {
             // Distinct byte patterns (NaN payloads included for floats); Bools must stay 0/1.
             let data: Vec<u8> = (0..6 * dt.size())
-                .map(|i| {
-                    if dt == DType::Bool {
-                        (i % 2) as u8
-                    } else {
-                        (i * 37 + 11) as u8
-                    }
-                })
+                .map(|i| if dt == DType::Bool { (i % 2) as u8 } else { (i * 37 + 11) as u8 })
                 .collect();
             let x = Tensor::from_bytes(dt, &[2, 3], data).unwrap();
             let back = transpose(&transpose(&x, &[1, 0]).unwrap(), &[1, 0]).unwrap();
@@ -227,15 +196,7 @@ mod tests {
             assert_eq!(&both.bytes()[..x.bytes().len()], x.bytes(), "{dt}");
             let twice = reverse(&reverse(&x, &[0, 1]).unwrap(), &[1, 0]).unwrap();
             assert_eq!(twice, x, "{dt}");
-            let p = pad(
-                &x,
-                &PadAttrs {
-                    pads_begin: vec![0, 1],
-                    pads_end: vec![0, 0],
-                    mode: PadMode::Edge,
-                },
-            )
-            .unwrap();
+            let p = pad(&x, &PadAttrs { pads_begin: vec![0, 1], pads_end: vec![0, 0], mode: PadMode::Edge }).unwrap();
             assert_eq!(at(&p, 0), at(&x, 0), "{dt}");
         }
     }
@@ -250,17 +211,9 @@ mod tests {
         let mut b = Bindings::default();
         b.bind("n", 6, "x").unwrap();
         assert_eq!(reshape(&x, &[DimSpec::Sym("n".into())], &b).unwrap().shape(), &[6]);
-        assert_eq!(
-            reshape(&x, &[DimSpec::Static(4)], &b).unwrap_err().kind(),
-            backend_api::ErrorKind::ShapeBinding
-        );
+        assert_eq!(reshape(&x, &[DimSpec::Static(4)], &b).unwrap_err().kind(), backend_api::ErrorKind::ShapeBinding);
         let e = t(&[0, 5], &[]);
-        assert_eq!(
-            reshape(&e, &[DimSpec::Static(5), DimSpec::Static(0)], &b)
-                .unwrap()
-                .shape(),
-            &[5, 0]
-        );
+        assert_eq!(reshape(&e, &[DimSpec::Static(5), DimSpec::Static(0)], &b).unwrap().shape(), &[5, 0]);
     }
 
     #[test]
@@ -280,28 +233,10 @@ mod tests {
     #[test]
     fn narrow_with_step() {
         let x = t(&[2, 5], &[0, 1, 2, 3, 4, 5, 6, 7, 8, 9]);
-        let y = narrow(
-            &x,
-            &NarrowAttrs {
-                axis: 1,
-                start: 1,
-                len: 2,
-                step: 2,
-            },
-        )
-        .unwrap();
+        let y = narrow(&x, &NarrowAttrs { axis: 1, start: 1, len: 2, step: 2 }).unwrap();
         assert_eq!(y.shape(), &[2, 2]);
         assert_eq!(v(&y), [1, 3, 6, 8]);
-        let z = narrow(
-            &x,
-            &NarrowAttrs {
-                axis: 0,
-                start: 2,
-                len: 0,
-                step: 1,
-            },
-        )
-        .unwrap();
+        let z = narrow(&x, &NarrowAttrs { axis: 0, start: 2, len: 0, step: 1 }).unwrap();
         assert_eq!(z.shape(), &[0, 5]);
     }
 
@@ -333,66 +268,24 @@ mod tests {
     #[test]
     fn pad_modes() {
         let x = t(&[4], &[1, 2, 3, 4]);
-        let p = |mode, b, e| {
-            v(&pad(
-                &x,
-                &PadAttrs {
-                    pads_begin: vec![b],
-                    pads_end: vec![e],
-                    mode,
-                },
-            )
-            .unwrap())
-        };
+        let p = |mode, b, e| v(&pad(&x, &PadAttrs { pads_begin: vec![b], pads_end: vec![e], mode }).unwrap());
         assert_eq!(p(PadMode::Constant { value: -7.9 }, 1, 2), [-7, 1, 2, 3, 4, -7, -7]);
         assert_eq!(p(PadMode::Reflect, 2, 3), [3, 2, 1, 2, 3, 4, 3, 2, 1]);
         assert_eq!(p(PadMode::Edge, 2, 1), [1, 1, 1, 2, 3, 4, 4]);
         let e = t(&[0], &[]);
-        let y = pad(
-            &e,
-            &PadAttrs {
-                pads_begin: vec![1],
-                pads_end: vec![1],
-                mode: PadMode::Constant { value: 5.0 },
-            },
-        )
-        .unwrap();
+        let y = pad(&e, &PadAttrs { pads_begin: vec![1], pads_end: vec![1], mode: PadMode::Constant { value: 5.0 } })
+            .unwrap();
         assert_eq!(v(&y), [5, 5]);
         let m = t(&[2, 2], &[1, 2, 3, 4]);
-        let y = pad(
-            &m,
-            &PadAttrs {
-                pads_begin: vec![1, 0],
-                pads_end: vec![0, 1],
-                mode: PadMode::Edge,
-            },
-        )
-        .unwrap();
+        let y = pad(&m, &PadAttrs { pads_begin: vec![1, 0], pads_end: vec![0, 1], mode: PadMode::Edge }).unwrap();
         assert_eq!(v(&y), [1, 2, 2, 1, 2, 2, 3, 4, 4]);
         let c = Tensor::from_slice(&[1], &[Complex32 { re: 1.0, im: 2.0 }]).unwrap();
-        let y = pad(
-            &c,
-            &PadAttrs {
-                pads_begin: vec![1],
-                pads_end: vec![0],
-                mode: PadMode::Constant { value: 3.0 },
-            },
-        )
-        .unwrap();
-        assert_eq!(
-            y.to_vec::<Complex32>().unwrap(),
-            [Complex32 { re: 3.0, im: 0.0 }, Complex32 { re: 1.0, im: 2.0 }]
-        );
+        let y = pad(&c, &PadAttrs { pads_begin: vec![1], pads_end: vec![0], mode: PadMode::Constant { value: 3.0 } })
+            .unwrap();
+        assert_eq!(y.to_vec::<Complex32>().unwrap(), [Complex32 { re: 3.0, im: 0.0 }, Complex32 { re: 1.0, im: 2.0 }]);
         let u = Tensor::from_slice(&[1], &[9u8]).unwrap();
-        let y = pad(
-            &u,
-            &PadAttrs {
-                pads_begin: vec![1],
-                pads_end: vec![0],
-                mode: PadMode::Constant { value: -3.0 },
-            },
-        )
-        .unwrap();
+        let y = pad(&u, &PadAttrs { pads_begin: vec![1], pads_end: vec![0], mode: PadMode::Constant { value: -3.0 } })
+            .unwrap();
         assert_eq!(y.dtype(), DType::U8);
         assert_eq!(at(&y, 0), [0]);
     }

@@ -13,11 +13,7 @@ fn split(dims: &[usize], axis: usize) -> Result<(usize, usize, usize)> {
     if axis >= dims.len() {
         bail!(Axis, "axis {axis} out of range for shape {dims:?}");
     }
-    Ok((
-        dims[..axis].iter().product(),
-        dims[axis],
-        dims[axis + 1..].iter().product(),
-    ))
+    Ok((dims[..axis].iter().product(), dims[axis], dims[axis + 1..].iter().product()))
 }
 
 /// Softmax (`log = false`) or LogSoftmax (`log = true`) along `axis`, with the max subtracted.
@@ -50,14 +46,7 @@ fn norm_operands(x: &Tensor, gamma: &Tensor, beta: Option<&Tensor>, axis: usize)
     for (name, t) in [("gamma", Some(gamma)), ("beta", beta)] {
         if let Some(t) = t {
             if t.dtype() != x.dtype() || t.shape() != &d[axis..] {
-                bail!(
-                    Shape,
-                    "{name} {}{:?} must be {}{:?}",
-                    t.dtype(),
-                    t.shape(),
-                    x.dtype(),
-                    &d[axis..]
-                );
+                bail!(Shape, "{name} {}{:?} must be {}{:?}", t.dtype(), t.shape(), x.dtype(), &d[axis..]);
             }
         }
     }
@@ -142,30 +131,15 @@ mod tests {
     #[test]
     fn softmax_special_values() {
         let inf = f32::INFINITY;
-        let y = softmax(&t(&[2], &[-inf, -inf]), 0, false)
-            .unwrap()
-            .to_vec::<f32>()
-            .unwrap();
+        let y = softmax(&t(&[2], &[-inf, -inf]), 0, false).unwrap().to_vec::<f32>().unwrap();
         assert!(y.iter().all(|v| v.is_nan()));
-        let y = softmax(&t(&[3], &[1., f32::NAN, 2.]), 0, false)
-            .unwrap()
-            .to_vec::<f32>()
-            .unwrap();
+        let y = softmax(&t(&[3], &[1., f32::NAN, 2.]), 0, false).unwrap().to_vec::<f32>().unwrap();
         assert!(y.iter().all(|v| v.is_nan()));
-        let y = softmax(&t(&[2], &[inf, 1.]), 0, false)
-            .unwrap()
-            .to_vec::<f32>()
-            .unwrap();
+        let y = softmax(&t(&[2], &[inf, 1.]), 0, false).unwrap().to_vec::<f32>().unwrap();
         assert!(y[0].is_nan());
-        let y = softmax(&t(&[3], &[-inf, 0., 0.]), 0, false)
-            .unwrap()
-            .to_vec::<f32>()
-            .unwrap();
+        let y = softmax(&t(&[3], &[-inf, 0., 0.]), 0, false).unwrap().to_vec::<f32>().unwrap();
         assert_eq!(y, [0.0, 0.5, 0.5]);
-        let y = softmax(&t(&[3], &[-inf, 0., 0.]), 0, true)
-            .unwrap()
-            .to_vec::<f32>()
-            .unwrap();
+        let y = softmax(&t(&[3], &[-inf, 0., 0.]), 0, true).unwrap().to_vec::<f32>().unwrap();
         assert_eq!(y[0], -inf);
         assert!((y[1] + std::f32::consts::LN_2).abs() < 1e-7);
         assert_eq!(softmax(&t(&[2, 0], &[]), 1, false).unwrap().shape(), &[2, 0]);
@@ -187,10 +161,7 @@ mod tests {
         let x = t(&[2, 3], &[5., 5., 5., 1., 2., 3.]);
         let g = t(&[3], &[2., 2., 2.]);
         let b = t(&[3], &[0.5, -0.5, 1.]);
-        let y = layer_norm(&x, &g, Some(&b), &na(1, 1e-5))
-            .unwrap()
-            .to_vec::<f32>()
-            .unwrap();
+        let y = layer_norm(&x, &g, Some(&b), &na(1, 1e-5)).unwrap().to_vec::<f32>().unwrap();
         assert_eq!(&y[..3], [0.5, -0.5, 1.0]);
         // Row [1, 2, 3]: μ = 2, σ² = 2/3.
         let s = (2.0f64 / 3.0 + 1e-5f32 as f64).sqrt();
@@ -223,10 +194,7 @@ mod tests {
         assert!((y[0] as f64 - 3.0 / r).abs() < 1e-7 && (y[1] as f64 - 8.0 / r).abs() < 1e-6);
         assert!(y[2].is_nan() && y[3].is_nan());
         let b = t(&[2], &[1., 1.]);
-        let y = rms_norm(&x, &g, Some(&b), &na(1, 1e-6))
-            .unwrap()
-            .to_vec::<f32>()
-            .unwrap();
+        let y = rms_norm(&x, &g, Some(&b), &na(1, 1e-6)).unwrap().to_vec::<f32>().unwrap();
         assert_eq!(&y[2..], [1.0, 1.0]);
     }
 
@@ -239,10 +207,7 @@ mod tests {
         assert_eq!(y, [want(1.0 / (1.0 + e)), want(e / (1.0 + e))]);
         let xb = Tensor::from_slice(&[2], &[bf16::from_f32(1.0), bf16::from_f32(3.0)]).unwrap();
         let gb = Tensor::from_slice(&[2], &[bf16::ONE, bf16::ONE]).unwrap();
-        let y = layer_norm(&xb, &gb, None, &na(0, 0.0))
-            .unwrap()
-            .to_vec::<bf16>()
-            .unwrap();
+        let y = layer_norm(&xb, &gb, None, &na(0, 0.0)).unwrap().to_vec::<bf16>().unwrap();
         assert_eq!(y, [bf16::from_f32(-1.0), bf16::from_f32(1.0)]);
     }
 }

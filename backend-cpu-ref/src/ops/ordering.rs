@@ -44,12 +44,7 @@ pub fn arg_reduce(x: &Tensor, a: &ArgReduceAttrs, max: bool) -> Result<Tensor> {
     let op = if max { "ArgMax" } else { "ArgMin" };
     index_out(a.index_dtype, op)?;
     if x.dtype() == DType::C64 {
-        bail!(
-            DType,
-            "{op} input must be numeric or Bool, got {}{:?}",
-            x.dtype(),
-            x.shape()
-        );
+        bail!(DType, "{op} input must be numeric or Bool, got {}{:?}", x.dtype(), x.shape());
     }
     let (outer, n, inner) = around(x.shape(), a.axis, op)?;
     if n == 0 {
@@ -104,12 +99,7 @@ pub fn top_k(x: &Tensor, a: &TopKAttrs) -> Result<Vec<Tensor>> {
     let (outer, n, inner) = around(x.shape(), a.axis, "TopK")?;
     let k = a.k;
     if k > n {
-        bail!(
-            Attribute,
-            "TopK k = {k} exceeds the size {n} of axis {} of {:?}",
-            a.axis,
-            x.shape()
-        );
+        bail!(Attribute, "TopK k = {k} exceeds the size {n} of axis {} of {:?}", a.axis, x.shape());
     }
     let (v, size) = (scalars(x), dt.size());
     let mut vals = vec![0u8; outer * k * inner * size];
@@ -132,10 +122,7 @@ pub fn top_k(x: &Tensor, a: &TopKAttrs) -> Result<Vec<Tensor>> {
     }
     let mut shape = x.shape().to_vec();
     shape[a.axis] = k;
-    Ok(vec![
-        Tensor::from_bytes(dt, &shape, vals)?,
-        from_scalars(a.index_dtype, &shape, &idxs)?,
-    ])
+    Ok(vec![Tensor::from_bytes(dt, &shape, vals)?, from_scalars(a.index_dtype, &shape, &idxs)?])
 }
 
 #[cfg(test)]
@@ -143,21 +130,12 @@ mod tests {
     use super::*;
 
     fn ar(x: &Tensor, axis: usize, keep_dims: bool, max: bool) -> Tensor {
-        let a = ArgReduceAttrs {
-            axis,
-            keep_dims,
-            index_dtype: DType::I32,
-        };
+        let a = ArgReduceAttrs { axis, keep_dims, index_dtype: DType::I32 };
         arg_reduce(x, &a, max).unwrap()
     }
 
     fn tk(x: &Tensor, k: usize, axis: usize, largest: bool) -> (Tensor, Vec<i64>) {
-        let a = TopKAttrs {
-            k,
-            axis,
-            largest,
-            index_dtype: DType::I64,
-        };
+        let a = TopKAttrs { k, axis, largest, index_dtype: DType::I64 };
         let mut o = top_k(x, &a).unwrap();
         let i = o.pop().unwrap().to_vec::<i64>().unwrap();
         (o.pop().unwrap(), i)
@@ -188,11 +166,7 @@ mod tests {
         let i = Tensor::from_slice(&[3], &[u32::MAX, 0, u32::MAX]).unwrap();
         assert_eq!(ar(&i, 0, false, true).to_vec::<i32>().unwrap(), [0]);
         assert_eq!(ar(&i, 0, false, false).to_vec::<i32>().unwrap(), [1]);
-        let a = ArgReduceAttrs {
-            axis: 0,
-            keep_dims: false,
-            index_dtype: DType::I64,
-        };
+        let a = ArgReduceAttrs { axis: 0, keep_dims: false, index_dtype: DType::I64 };
         let y = arg_reduce(&Tensor::from_slice(&[2], &[i8::MIN, i8::MAX]).unwrap(), &a, true).unwrap();
         assert_eq!(y.to_vec::<i64>().unwrap(), [1]);
         assert!(arg_reduce(&Tensor::from_slice::<f32>(&[0], &[]).unwrap(), &a, true).is_err());
@@ -226,12 +200,7 @@ mod tests {
         let (v, i) = tk(&x, 3, 1, false);
         assert_eq!(v.to_vec::<i32>().unwrap(), [1, 0, 4, 9, 4, 9, -3, -2, -1, -2, -1, 7]);
         assert_eq!(i, [0, 2, 1, 0, 2, 1, 1, 0, 0, 1, 2, 2]);
-        let a = TopKAttrs {
-            k: 4,
-            axis: 1,
-            largest: true,
-            index_dtype: DType::I32,
-        };
+        let a = TopKAttrs { k: 4, axis: 1, largest: true, index_dtype: DType::I32 };
         assert!(top_k(&x, &a).is_err());
     }
 
@@ -242,9 +211,6 @@ mod tests {
         let x = Tensor::from_slice(&[4], &[h(1.0), f16::NEG_INFINITY, f16::INFINITY, h(1.0)]).unwrap();
         let (v, i) = tk(&x, 4, 0, true);
         assert_eq!(i, [2, 0, 3, 1]);
-        assert_eq!(
-            v.to_vec::<f16>().unwrap(),
-            [f16::INFINITY, h(1.0), h(1.0), f16::NEG_INFINITY]
-        );
+        assert_eq!(v.to_vec::<f16>().unwrap(), [f16::INFINITY, h(1.0), h(1.0), f16::NEG_INFINITY]);
     }
 }

@@ -52,10 +52,7 @@ fn unit(word: u32) -> f64 {
 pub fn rng_bits(key: &Tensor, a: &RngBitsAttrs, bindings: &Bindings) -> Result<Tensor> {
     let k = read_key(key, "RngBits")?;
     let dims = bindings.resolve(&a.shape)?;
-    let w: Vec<Scalar> = words(k, a.seed, numel(&dims))
-        .into_iter()
-        .map(|w| Scalar::I(w as i128))
-        .collect();
+    let w: Vec<Scalar> = words(k, a.seed, numel(&dims)).into_iter().map(|w| Scalar::I(w as i128)).collect();
     from_scalars(DType::U32, &dims, &w)
 }
 
@@ -127,29 +124,16 @@ pub fn sample(logits: &Tensor, key: &Tensor, a: &SampleAttrs) -> Result<Tensor> 
     let k = read_key(key, "Sample")?;
     let dims = logits.shape();
     if !matches!(logits.dtype(), DType::F32 | DType::F16 | DType::BF16) {
-        bail!(
-            DType,
-            "Sample logits must be F32, F16 or BF16, got {}{dims:?}",
-            logits.dtype()
-        );
+        bail!(DType, "Sample logits must be F32, F16 or BF16, got {}{dims:?}", logits.dtype());
     }
     if dims.is_empty() {
         bail!(Shape, "Sample logits must be [..., V] (rank >= 1), got a scalar");
     }
     if !(a.temperature.is_finite() && a.temperature >= 0.0 && a.top_p > 0.0 && a.top_p <= 1.0) {
-        bail!(
-            Attribute,
-            "Sample temperature {} / top_p {} out of range",
-            a.temperature,
-            a.top_p
-        );
+        bail!(Attribute, "Sample temperature {} / top_p {} out of range", a.temperature, a.top_p);
     }
     if a.index_dtype != DType::I32 && a.index_dtype != DType::I64 {
-        bail!(
-            Attribute,
-            "Sample index_dtype must be I32 or I64, got {}",
-            a.index_dtype
-        );
+        bail!(Attribute, "Sample index_dtype must be I32 or I64, got {}", a.index_dtype);
     }
     let v = dims[dims.len() - 1];
     if v == 0 {

@@ -6,54 +6,31 @@ use backend_api::philox::{stream_word, uniform};
 use backend_api::Shape;
 use half::{bf16, f16};
 
-const W00: [u32; 8] = [
-    0x6627e8d5, 0xe169c58d, 0xbc57ac4c, 0x9b00dbd8, 0xf8e4cca4, 0x5cb200db, 0xb1a574eb, 0x097eff67,
-];
-const W12: [u32; 8] = [
-    0x4236452e, 0xd5af937b, 0xe196fd49, 0x1dd16593, 0xbe4d29c6, 0x1b06ef7b, 0x795632f1, 0x7e50bf3f,
-];
+const W00: [u32; 8] = [0x6627e8d5, 0xe169c58d, 0xbc57ac4c, 0x9b00dbd8, 0xf8e4cca4, 0x5cb200db, 0xb1a574eb, 0x097eff67];
+const W12: [u32; 8] = [0x4236452e, 0xd5af937b, 0xe196fd49, 0x1dd16593, 0xbe4d29c6, 0x1b06ef7b, 0x795632f1, 0x7e50bf3f];
 const U00: [f64; 4] = [0.399046421, 0.880520165, 0.735712767, 0.605481803];
 const U12: [f64; 4] = [0.258640587, 0.834710300, 0.881210148, 0.116476357];
-const N00: [f64; 8] = [
-    0.9911375, -0.9246628, -0.6176091, -0.4820683, -0.1536381, 0.1808259, 0.8317351, 0.1974396,
-];
-const N12: [f64; 8] = [
-    0.8345794, -1.4170774, 0.3741369, 0.3360651, 0.6068326, 0.4742263, -1.2209278, 0.0505092,
-];
+const N00: [f64; 8] = [0.9911375, -0.9246628, -0.6176091, -0.4820683, -0.1536381, 0.1808259, 0.8317351, 0.1974396];
+const N12: [f64; 8] = [0.8345794, -1.4170774, 0.3741369, 0.3360651, 0.6068326, 0.4742263, -1.2209278, 0.0505092];
 
 fn key(lo: u32, hi: u32) -> Tensor {
     Tensor::from_slice(&[2], &[lo, hi]).unwrap()
 }
 
 fn bits(k: &Tensor, dims: &[usize], seed: u64) -> Vec<u32> {
-    let a = RngBitsAttrs {
-        shape: Shape::from(dims.to_vec()),
-        seed,
-    };
+    let a = RngBitsAttrs { shape: Shape::from(dims.to_vec()), seed };
     let t = rng_bits(k, &a, &Bindings::default()).unwrap();
     assert_eq!(t.shape(), dims);
     t.to_vec::<u32>().unwrap()
 }
 
 fn unif(k: &Tensor, n: usize, dtype: DType, low: f64, high: f64, seed: u64) -> Tensor {
-    let a = RngUniformAttrs {
-        shape: Shape::from(vec![n]),
-        dtype,
-        low,
-        high,
-        seed,
-    };
+    let a = RngUniformAttrs { shape: Shape::from(vec![n]), dtype, low, high, seed };
     rng_uniform(k, &a, &Bindings::default()).unwrap()
 }
 
 fn normal(k: &Tensor, dims: &[usize], dtype: DType, mean: f64, std: f64, seed: u64) -> Tensor {
-    let a = RngNormalAttrs {
-        shape: Shape::from(dims.to_vec()),
-        dtype,
-        mean,
-        std,
-        seed,
-    };
+    let a = RngNormalAttrs { shape: Shape::from(dims.to_vec()), dtype, mean, std, seed };
     rng_normal(k, &a, &Bindings::default()).unwrap()
 }
 
@@ -84,10 +61,7 @@ fn block_counter_uses_all_64_bits_of_position_and_seed() {
 
 #[test]
 fn key_must_be_u32_pair() {
-    let a = RngBitsAttrs {
-        shape: Shape::from(vec![2]),
-        seed: 0,
-    };
+    let a = RngBitsAttrs { shape: Shape::from(vec![2]), seed: 0 };
     let b = Bindings::default();
     let kind = |t: Tensor| rng_bits(&t, &a, &b).unwrap_err().kind();
     assert_eq!(kind(Tensor::from_slice(&[3], &[0u32, 0, 0]).unwrap()), backend_api::ErrorKind::Shape);
@@ -137,12 +111,7 @@ fn normal_reference_values() {
         let v32 = normal(&k, &[2, 4], DType::F32, 0.0, 1.0, seed).to_vec::<f32>().unwrap();
         for e in 0..8 {
             assert!((v64[e] - want[e]).abs() < 1e-6, "F64 {e}: {} vs {}", v64[e], want[e]);
-            assert!(
-                (v32[e] as f64 - want[e]).abs() < 2e-6,
-                "F32 {e}: {} vs {}",
-                v32[e],
-                want[e]
-            );
+            assert!((v32[e] as f64 - want[e]).abs() < 2e-6, "F32 {e}: {} vs {}", v32[e], want[e]);
         }
     }
 }
@@ -191,13 +160,7 @@ fn box_muller_extremes_are_finite() {
 }
 
 fn sa(temperature: f32, top_k: u32, top_p: f32, seed: u64) -> SampleAttrs {
-    SampleAttrs {
-        temperature,
-        top_k,
-        top_p,
-        seed,
-        index_dtype: DType::I32,
-    }
+    SampleAttrs { temperature, top_k, top_p, seed, index_dtype: DType::I32 }
 }
 
 fn run_sample(rows: &[Vec<f32>], k: &Tensor, a: &SampleAttrs) -> Vec<i32> {
@@ -219,10 +182,7 @@ fn greedy_takes_the_first_maximum_and_uses_no_randomness() {
         vec![0.0, inf, 2.0, inf],
     ];
     for kk in 0..5 {
-        assert_eq!(
-            run_sample(&rows, &key(kk, 9), &sa(0.0, 0, 1.0, kk as u64)),
-            [1, 0, 2, 1]
-        );
+        assert_eq!(run_sample(&rows, &key(kk, 9), &sa(0.0, 0, 1.0, kk as u64)), [1, 0, 2, 1]);
     }
     // Greedy ignores top-k / top-p.
     assert_eq!(run_sample(&rows, &key(0, 0), &sa(0.0, 1, 0.1, 0)), [1, 0, 2, 1]);
@@ -352,16 +312,9 @@ fn model_kept(x: &[f32], temp: f64, top_k: usize, top_p: f64) -> Option<Vec<usiz
 fn never_emits_a_filtered_token_over_many_keys() {
     // Rows are permutations of well-separated logits; settings sweep top-k and top-p.
     let v = 7;
-    let rows: Vec<Vec<f32>> = (0..16)
-        .map(|r| (0..v).map(|i| (((i * 3 + r * 5) % v) as f32) * 0.6 - 1.0).collect())
-        .collect();
-    let settings = [
-        (1.0, 0, 0.6),
-        (0.8, 3, 1.0),
-        (1.3, 4, 0.7),
-        (1.0, 2, 0.9),
-        (0.5, 0, 0.3),
-    ];
+    let rows: Vec<Vec<f32>> =
+        (0..16).map(|r| (0..v).map(|i| (((i * 3 + r * 5) % v) as f32) * 0.6 - 1.0).collect()).collect();
+    let settings = [(1.0, 0, 0.6), (0.8, 3, 1.0), (1.3, 4, 0.7), (1.0, 2, 0.9), (0.5, 0, 0.3)];
     for (temp, top_k, top_p) in settings {
         let allowed: Vec<Option<Vec<usize>>> = rows.iter().map(|x| model_kept(x, temp, top_k, top_p)).collect();
         let mut seen = vec![vec![false; v]; rows.len()];
@@ -371,10 +324,7 @@ fn never_emits_a_filtered_token_over_many_keys() {
             for (r, &g) in got.iter().enumerate() {
                 seen[r][g as usize] = true;
                 if let Some(ok) = &allowed[r] {
-                    assert!(
-                        ok.contains(&(g as usize)),
-                        "row {r} drew {g}, allowed {ok:?} ({temp}, {top_k}, {top_p})"
-                    );
+                    assert!(ok.contains(&(g as usize)), "row {r} drew {g}, allowed {ok:?} ({temp}, {top_k}, {top_p})");
                 }
             }
         }
@@ -392,10 +342,7 @@ fn sample_shapes_dtypes_and_row_independence() {
     let k = key(2, 3);
     // Rank-1 logits give a scalar; V = 1 gives 0; I64 output.
     let x = Tensor::from_slice(&[3], &[0.5f32, 0.1, 0.2]).unwrap();
-    let a = SampleAttrs {
-        index_dtype: DType::I64,
-        ..sa(1.0, 0, 1.0, 0)
-    };
+    let a = SampleAttrs { index_dtype: DType::I64, ..sa(1.0, 0, 1.0, 0) };
     let y = sample(&x, &k, &a).unwrap();
     assert_eq!(y.shape(), &[] as &[usize]);
     assert_eq!(y.dtype(), DType::I64);

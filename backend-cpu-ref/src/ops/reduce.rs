@@ -15,18 +15,13 @@ pub fn reduce(x: &Tensor, a: &ReduceAttrs) -> Result<Tensor> {
         bail!(Axis, "Reduce axes {:?} out of range for {xd:?}", a.axes);
     }
     // Output positions seen from an input index: the keep-dims shape, stride 0 on reduced axes.
-    let kept: Vec<usize> = (0..xd.len())
-        .map(|i| if a.axes.contains(&i) { 1 } else { xd[i] })
-        .collect();
+    let kept: Vec<usize> = (0..xd.len()).map(|i| if a.axes.contains(&i) { 1 } else { xd[i] }).collect();
     let mut ost = strides(&kept);
     for &ax in &a.axes {
         ost[ax] = 0;
     }
-    let out_shape: Vec<usize> = if a.keep_dims {
-        kept.clone()
-    } else {
-        (0..xd.len()).filter(|i| !a.axes.contains(i)).map(|i| xd[i]).collect()
-    };
+    let out_shape: Vec<usize> =
+        if a.keep_dims { kept.clone() } else { (0..xd.len()).filter(|i| !a.axes.contains(i)).map(|i| xd[i]).collect() };
     let count: usize = a.axes.iter().map(|&ax| xd[ax]).product();
     let xs = scalars(x);
     let mut acc: Vec<Option<Scalar>> = vec![None; kept.iter().product()];
@@ -96,15 +91,7 @@ mod tests {
     use half::f16;
 
     fn r(x: &Tensor, op: ReduceOp, axes: &[usize], keep_dims: bool) -> Tensor {
-        reduce(
-            x,
-            &ReduceAttrs {
-                op,
-                axes: axes.to_vec(),
-                keep_dims,
-            },
-        )
-        .unwrap()
+        reduce(x, &ReduceAttrs { op, axes: axes.to_vec(), keep_dims }).unwrap()
     }
     fn f32s(shape: &[usize], v: &[f32]) -> Tensor {
         Tensor::from_slice(shape, v).unwrap()
@@ -118,10 +105,7 @@ mod tests {
         assert_eq!(y.to_vec::<f32>().unwrap(), [9., 12., 27., 30.]);
         let y = r(&x, ReduceOp::Sum, &[0, 2], true);
         assert_eq!(y.shape(), &[1, 3, 1]);
-        assert_eq!(
-            y.to_vec::<f32>().unwrap(),
-            [1. + 2. + 7. + 8., 3. + 4. + 9. + 10., 5. + 6. + 11. + 12.]
-        );
+        assert_eq!(y.to_vec::<f32>().unwrap(), [1. + 2. + 7. + 8., 3. + 4. + 9. + 10., 5. + 6. + 11. + 12.]);
         let y = r(&x, ReduceOp::Mean, &[0, 1, 2], false);
         assert_eq!(y.shape(), &[] as &[usize]);
         assert_eq!(y.to_vec::<f32>().unwrap(), [6.5]);
@@ -161,14 +145,8 @@ mod tests {
         let z = f32s(&[2], &[0., -0.]);
         assert!(r(&z, ReduceOp::Min, &[0], false).to_vec::<f32>().unwrap()[0].is_sign_negative());
         let b = Tensor::from_slice(&[2, 2], &[true, false, true, true]).unwrap();
-        assert_eq!(
-            r(&b, ReduceOp::Max, &[1], false).to_vec::<bool>().unwrap(),
-            [true, true]
-        );
-        assert_eq!(
-            r(&b, ReduceOp::Min, &[1], false).to_vec::<bool>().unwrap(),
-            [false, true]
-        );
+        assert_eq!(r(&b, ReduceOp::Max, &[1], false).to_vec::<bool>().unwrap(), [true, true]);
+        assert_eq!(r(&b, ReduceOp::Min, &[1], false).to_vec::<bool>().unwrap(), [false, true]);
     }
 
     #[test]
@@ -189,9 +167,6 @@ mod tests {
     fn half_sums_accumulate_wide_and_round_once() {
         // 2048 + 1 + 1 in f16 step by step stays 2048; accumulated wide it is 2050.
         let x = Tensor::from_slice(&[3], &[f16::from_f32(2048.0), f16::ONE, f16::ONE]).unwrap();
-        assert_eq!(
-            r(&x, ReduceOp::Sum, &[0], false).to_vec::<f16>().unwrap(),
-            [f16::from_f32(2050.0)]
-        );
+        assert_eq!(r(&x, ReduceOp::Sum, &[0], false).to_vec::<f16>().unwrap(), [f16::from_f32(2050.0)]);
     }
 }

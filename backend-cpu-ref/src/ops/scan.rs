@@ -30,11 +30,7 @@ pub fn cumsum(x: &Tensor, a: &CumsumAttrs) -> Result<Tensor> {
                     Some(s) => add(s, v[e], dt)?,
                     None => v[e],
                 });
-                y[e] = if a.exclusive {
-                    before.unwrap_or(zero)
-                } else {
-                    acc.unwrap_or(zero)
-                };
+                y[e] = if a.exclusive { before.unwrap_or(zero) } else { acc.unwrap_or(zero) };
             }
         }
     }
@@ -44,18 +40,9 @@ pub fn cumsum(x: &Tensor, a: &CumsumAttrs) -> Result<Tensor> {
 /// The gradient of `Cumsum` (§2.5.6): its transpose, `Cumsum(dy, axis, exclusive, !reverse)`.
 pub fn cumsum_backward(dy: &Tensor, a: &CumsumAttrs) -> Result<Tensor> {
     if !dy.dtype().is_float() {
-        bail!(
-            DType,
-            "CumsumBackward dy must be float, got {}{:?}",
-            dy.dtype(),
-            dy.shape()
-        );
+        bail!(DType, "CumsumBackward dy must be float, got {}{:?}", dy.dtype(), dy.shape());
     }
-    let t = CumsumAttrs {
-        axis: a.axis,
-        exclusive: a.exclusive,
-        reverse: !a.reverse,
-    };
+    let t = CumsumAttrs { axis: a.axis, exclusive: a.exclusive, reverse: !a.reverse };
     cumsum(dy, &t)
 }
 
@@ -65,11 +52,7 @@ mod tests {
     use backend_api::DType;
 
     fn ca(axis: usize, exclusive: bool, reverse: bool) -> CumsumAttrs {
-        CumsumAttrs {
-            axis,
-            exclusive,
-            reverse,
-        }
+        CumsumAttrs { axis, exclusive, reverse }
     }
 
     fn cs(x: &[f64], exclusive: bool, reverse: bool) -> Vec<f64> {
@@ -150,11 +133,7 @@ mod tests {
                     p[j] += h;
                     m[j] -= h;
                     let fd = (f(&p) - f(&m)) / (2.0 * h);
-                    assert!(
-                        (fd - dx[j]).abs() < 1e-9,
-                        "axis {axis} ex {ex} rev {rev} j {j}: {fd} vs {}",
-                        dx[j]
-                    );
+                    assert!((fd - dx[j]).abs() < 1e-9, "axis {axis} ex {ex} rev {rev} j {j}: {fd} vs {}", dx[j]);
                 }
             }
         }

@@ -90,7 +90,12 @@ pub fn zero_kernel(buf: Buf, words: u64) -> Kernel {
     let mut params = Vec::new();
     params.extend_from_slice(&(words as u32).to_le_bytes());
     params.resize(16, 0);
-    Kernel { source: shaders::zero_module(), bindings: vec![(buf, BindKind::Write)], params, grid: Grid::Threads(words) }
+    Kernel {
+        source: shaders::zero_module(),
+        bindings: vec![(buf, BindKind::Write)],
+        params,
+        grid: Grid::Threads(words),
+    }
 }
 
 /// Number of u32 words of a tensor of `numel` elements of `d`.
@@ -110,9 +115,12 @@ pub fn lower(ctx: &LowerCtx<'_>) -> Result<Lowered> {
             elementwise::lower(ctx)
         }
         Op::Reshape { .. } => Ok(Lowered::Alias(0)),
-        Op::Transpose { .. } | Op::Narrow(_) | Op::Concat { .. } | Op::Expand { .. } | Op::Reverse { .. } | Op::Pad(_) => {
-            movement::lower(ctx)
-        }
+        Op::Transpose { .. }
+        | Op::Narrow(_)
+        | Op::Concat { .. }
+        | Op::Expand { .. }
+        | Op::Reverse { .. }
+        | Op::Pad(_) => movement::lower(ctx),
         Op::Reduce(_) => reduce::lower(ctx),
         Op::MatMul | Op::DotGeneral(_) | Op::FusedMatMulBiasAct { .. } => linalg::lower(ctx),
         Op::Softmax { .. } | Op::LogSoftmax { .. } | Op::LayerNorm(_) | Op::RmsNorm(_) => norm::lower(ctx),
@@ -177,8 +185,8 @@ pub fn collapse(dims: &[usize], strides: &[Vec<usize>]) -> (Vec<usize>, Vec<Vec<
         if dims[k] == 1 {
             continue;
         }
-        let mergeable = !d.is_empty()
-            && strides.iter().enumerate().all(|(o, st)| s[o].last().copied() == Some(st[k] * dims[k]));
+        let mergeable =
+            !d.is_empty() && strides.iter().enumerate().all(|(o, st)| s[o].last().copied() == Some(st[k] * dims[k]));
         if mergeable {
             if let Some(last) = d.last_mut() {
                 *last *= dims[k];

@@ -135,7 +135,12 @@ pub fn lower(ctx: &LowerCtx<'_>) -> Result<Lowered> {
             (module(dtype).map_err(device)?, vec![(Buf::In(c.input), BindKind::Read)])
         };
         bindings.push((Buf::Out(0), BindKind::Write));
-        kernels.push(Kernel { source, bindings, params: params(c, mode, fill)?, grid: Grid::Threads(c.numel() as u64) });
+        kernels.push(Kernel {
+            source,
+            bindings,
+            params: params(c, mode, fill)?,
+            grid: Grid::Threads(c.numel() as u64),
+        });
     }
     Ok(Lowered::Kernels { temps: vec![], kernels })
 }
@@ -230,9 +235,8 @@ fn pad(x: &[usize], a: &PadAttrs, out: &[usize]) -> Result<Strided> {
     let fits = a.pads_begin.len() == r && a.pads_end.len() == r && out.len() == r;
     ensure!(fits, Attribute, "Pad of {x:?} to {out:?}: pads {:?} / {:?} need {r} entries", a.pads_begin, a.pads_end);
     let (xs, os) = (strides(x), strides(out));
-    let axes = (0..r)
-        .map(|i| Axis { dim: out[i], lo: a.pads_begin[i], sdim: x[i], ss: st(xs[i]), ds: st(os[i]) })
-        .collect();
+    let axes =
+        (0..r).map(|i| Axis { dim: out[i], lo: a.pads_begin[i], sdim: x[i], ss: st(xs[i]), ds: st(os[i]) }).collect();
     Ok(Strided::walking(0, axes))
 }
 

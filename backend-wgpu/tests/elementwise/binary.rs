@@ -148,7 +148,9 @@ fn binary_ops_match_cpu_ref() {
 #[test]
 fn bf16_mul_div_round_up_to_the_smallest_normal() {
     use backend_api::{GraphBuilder, Tensor};
-    let bits = |v: &[u16]| Tensor::from_bytes(DType::BF16, &[v.len()], v.iter().flat_map(|x| x.to_le_bytes()).collect()).unwrap();
+    let bits = |v: &[u16]| {
+        Tensor::from_bytes(DType::BF16, &[v.len()], v.iter().flat_map(|x| x.to_le_bytes()).collect()).unwrap()
+    };
     // Mul: (1.9921875·2^-63)·2^-64 = 2^-126 − 2^-134, a tie → even → 2^-126 (0x0080);
     // (1.4140625·2^-63)·(1.4140625·2^-64) ≈ 0.99979·2^-126 → 2^-126; negated operands → −2^-126;
     // 2^-63·2^-64 = 2^-127 is a BF16 subnormal (0x0040), which may flush to 0.

@@ -256,7 +256,8 @@ mod fallback {
         let shapes: [&[usize]; 6] = [&[5], &[3, 7], &[2, 65], &[257], &[4, 255], &[2, 3, 64]];
         let (mut sampled, mut total) = (0, 0);
         for s in 0..300u64 {
-            let sk = Skeleton { shape: shapes[s as usize % 6].to_vec(), kinds: vec![LeafKind::Input], seed: s, rate: 0.1 };
+            let sk =
+                Skeleton { shape: shapes[s as usize % 6].to_vec(), kinds: vec![LeafKind::Input], seed: s, rate: 0.1 };
             let p = sample_case(DType::F32, &sk).unwrap();
             for n in p.graph.nodes() {
                 if let Op::Sample(a) = &n.op {

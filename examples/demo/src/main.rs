@@ -96,7 +96,11 @@ fn main() -> Result<()> {
     println!("output:    {:?} {}", got.shape(), got.dtype());
     println!("checksum:  {checksum:.6}");
     println!("max |{name} - cpu-ref|: {max_diff:.3e}");
-    println!("time/run:  {:.3} ms (graph of {} nodes; input upload, kernels and readback)", per_run * 1e3, graph.nodes().len());
+    println!(
+        "time/run:  {:.3} ms (graph of {} nodes; input upload, kernels and readback)",
+        per_run * 1e3,
+        graph.nodes().len()
+    );
     anyhow::ensure!(max_diff <= 1e-4, "{name} differs from cpu-ref by {max_diff}");
     Ok(())
 }

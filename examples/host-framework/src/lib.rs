@@ -76,7 +76,8 @@ pub fn load_weights(graph: &Graph, dir: &Path) -> Result<Vec<(String, Tensor)>> 
         .iter()
         .map(|p| {
             let path = dir.join(format!("{}.npy", p.name));
-            let bytes = std::fs::read(&path).with_context(|| format!("reading weight {:?} from {}", p.name, path.display()))?;
+            let bytes =
+                std::fs::read(&path).with_context(|| format!("reading weight {:?} from {}", p.name, path.display()))?;
             let t = backend_api::npy::from_npy(&bytes).with_context(|| format!("decoding {}", path.display()))?;
             Ok((p.name.clone(), t))
         })
@@ -130,7 +131,8 @@ pub fn write_artifacts(dir: &Path) -> Result<Artifacts> {
         params: dir.join("params"),
         inputs: vec![dir.join("x_b2.npy"), dir.join("x_b7.npy")],
     };
-    std::fs::write(&a.graph, backend_api::json::to_json(&graph)?).with_context(|| format!("writing {}", a.graph.display()))?;
+    std::fs::write(&a.graph, backend_api::json::to_json(&graph)?)
+        .with_context(|| format!("writing {}", a.graph.display()))?;
     write_weights(&a.params)?;
     for (path, (b, seed)) in a.inputs.iter().zip([(2, 100), (7, 200)]) {
         std::fs::write(path, backend_api::npy::to_npy(&batch(b, seed)?)?)

@@ -23,7 +23,11 @@ fn main() -> Result<()> {
         let (got, want): (Vec<f32>, Vec<f32>) = (probs.to_vec()?, want.to_vec()?);
         let diff = got.iter().zip(&want).map(|(a, b)| (a - b).abs()).fold(0f32, f32::max);
         let first: Vec<String> = got.iter().take(4).map(|v| format!("{v:.4}")).collect();
-        println!("batch {b}: output {:?}, row 0 starts [{}], max diff vs cpu-ref {diff:.2e}", probs.shape(), first.join(", "));
+        println!(
+            "batch {b}: output {:?}, row 0 starts [{}], max diff vs cpu-ref {diff:.2e}",
+            probs.shape(),
+            first.join(", ")
+        );
         anyhow::ensure!(diff <= 1e-5, "batch {b}: {diff} exceeds 1e-5");
     }
     let d = out.display();

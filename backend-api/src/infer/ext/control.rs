@@ -47,7 +47,11 @@ fn params_consistent(graphs: &[&Graph]) -> Result<()> {
                     Some(prev) if *prev != decl => bail!(
                         Attribute,
                         "param {:?} is declared as {}{:?} and as {}{:?} in the bodies",
-                        p.name, prev.0, prev.1, p.dtype, p.shape
+                        p.name,
+                        prev.0,
+                        prev.1,
+                        p.dtype,
+                        p.shape
                     ),
                     Some(_) => {}
                     None => {

@@ -32,7 +32,10 @@ fn window_out(d: usize, in_d: usize, ke: usize, stride: usize, pb: usize, pe: us
         bail!(Attribute, "{op} spatial dim {d}: padded size {in_d}+{pb}+{pe} overflows the index range");
     };
     if padded < ke {
-        bail!(Shape, "{op} spatial dim {d}: padded size {in_d}+{pb}+{pe} = {padded} is smaller than the kernel extent {ke}");
+        bail!(
+            Shape,
+            "{op} spatial dim {d}: padded size {in_d}+{pb}+{pe} = {padded} is smaller than the kernel extent {ke}"
+        );
     }
     Ok((padded - ke) / stride + 1)
 }
@@ -100,7 +103,9 @@ pub(crate) fn conv_transpose(a: &ConvTransposeAttrs, ins: &[TensorType]) -> Resu
             bail!(
                 Attribute,
                 "ConvTranspose output_padding {} of spatial dim {d} must be < max(stride {}, dilation {})",
-                a.output_padding[d], c.stride[d], c.dilation[d]
+                a.output_padding[d],
+                c.stride[d],
+                c.dilation[d]
             );
         }
     }
@@ -115,12 +120,23 @@ pub(crate) fn conv_transpose(a: &ConvTransposeAttrs, ins: &[TensorType]) -> Resu
     bias_ok(ins, c.has_bias, cout, "ConvTranspose")?;
     let mut dims = vec![ins[0].shape.0[0].clone(), st(cout)];
     for d in 0..s {
-        let o = transposed_size(xd[1 + d], wd[2 + d], c.stride[d], c.dilation[d], (c.pads_begin[d], c.pads_end[d]), a.output_padding[d]);
+        let o = transposed_size(
+            xd[1 + d],
+            wd[2 + d],
+            c.stride[d],
+            c.dilation[d],
+            (c.pads_begin[d], c.pads_end[d]),
+            a.output_padding[d],
+        );
         match o {
-            Some(v) if v < 0 => bail!(Shape, "ConvTranspose spatial dim {d}: the output size {v} is negative for x {}", ins[0]),
+            Some(v) if v < 0 => {
+                bail!(Shape, "ConvTranspose spatial dim {d}: the output size {v} is negative for x {}", ins[0])
+            }
             Some(v) => match usize::try_from(v) {
                 Ok(v) => dims.push(st(v)),
-                Err(_) => bail!(Attribute, "ConvTranspose spatial dim {d}: the output size {v} overflows the index range"),
+                Err(_) => {
+                    bail!(Attribute, "ConvTranspose spatial dim {d}: the output size {v} overflows the index range")
+                }
             },
             None => bail!(Attribute, "ConvTranspose spatial dim {d}: the output size overflows the index range"),
         }
@@ -129,7 +145,14 @@ pub(crate) fn conv_transpose(a: &ConvTransposeAttrs, ins: &[TensorType]) -> Resu
 }
 
 /// `(in − 1)·stride − pb − pe + dilation·(k − 1) + output_padding + 1`, `None` on overflow.
-fn transposed_size(in_d: usize, k: usize, stride: usize, dilation: usize, (pb, pe): (usize, usize), op: usize) -> Option<i128> {
+fn transposed_size(
+    in_d: usize,
+    k: usize,
+    stride: usize,
+    dilation: usize,
+    (pb, pe): (usize, usize),
+    op: usize,
+) -> Option<i128> {
     let i = |v: usize| v as i128;
     (i(in_d) - 1)
         .checked_mul(i(stride))?

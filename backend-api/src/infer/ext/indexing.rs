@@ -49,7 +49,8 @@ pub(crate) fn gather_backward(a: &GatherBackwardAttrs, ins: &[TensorType]) -> Re
         bail!(
             Shape,
             "GatherBackward dy {dy} must have shape {want} (data_shape {}, indices {idx}, axis {})",
-            a.data_shape, a.axis
+            a.data_shape,
+            a.axis
         );
     }
     Ok(vec![out(dy.dtype, a.data_shape.0.clone())?])

@@ -3,7 +3,9 @@
 use super::util::{eps_ok, nonzero_at, shape_is, static_at};
 use crate::infer::reduce::reduced_shape;
 use crate::infer::{arity, axis_ok, dtype_in};
-use crate::op::{FusedResidualNormAttrs, GroupNormAttrs, LayerNorm2dAttrs, NormBackwardAttrs, NormGrad, SoftmaxCrossEntropyAttrs};
+use crate::op::{
+    FusedResidualNormAttrs, GroupNormAttrs, LayerNorm2dAttrs, NormBackwardAttrs, NormGrad, SoftmaxCrossEntropyAttrs,
+};
 use crate::shape::broadcast_shapes;
 use crate::{bail, DTypeSet, Result, TensorType};
 
@@ -24,7 +26,10 @@ pub(crate) fn softmax_cross_entropy(a: &SoftmaxCrossEntropyAttrs, ins: &[TensorT
     Ok(vec![cross_entropy_types(a.axis, &ins[0], &ins[1], "SoftmaxCrossEntropy")?])
 }
 
-pub(crate) fn softmax_cross_entropy_backward(a: &SoftmaxCrossEntropyAttrs, ins: &[TensorType]) -> Result<Vec<TensorType>> {
+pub(crate) fn softmax_cross_entropy_backward(
+    a: &SoftmaxCrossEntropyAttrs,
+    ins: &[TensorType],
+) -> Result<Vec<TensorType>> {
     arity(ins, 3, "SoftmaxCrossEntropyBackward")?;
     let loss = cross_entropy_types(a.axis, &ins[0], &ins[1], "SoftmaxCrossEntropyBackward")?;
     let d = &ins[2];

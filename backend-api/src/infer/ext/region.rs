@@ -24,7 +24,8 @@ pub(crate) fn batch_elementwise_region(a: &RegionAttrs, ins: &[TensorType]) -> R
         bail!(
             Attribute,
             "BatchElementwiseRegion needs a program with 1 input and 1 output, got {} and {}",
-            p.num_inputs, p.outputs.len()
+            p.num_inputs,
+            p.outputs.len()
         );
     }
     if ins.is_empty() {

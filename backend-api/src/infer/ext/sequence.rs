@@ -41,10 +41,25 @@ pub(crate) fn recurrent(kind: RecurrentKind, a: &RecurrentAttrs, ins: &[TensorTy
     }
     let (h, l, d) = (a.hidden_size as usize, a.num_layers as usize, a.num_directions());
     let per = 2 + 2 * usize::from(a.has_bias);
-    let states = if a.has_initial_state { if kind == RecurrentKind::Lstm { 2 } else { 1 } } else { 0 };
+    let states = if a.has_initial_state {
+        if kind == RecurrentKind::Lstm {
+            2
+        } else {
+            1
+        }
+    } else {
+        0
+    };
     let (ld, dh) = (mul(l, d, &op)?, mul(d, h, &op)?);
     let weights = mul(ld, per, &op)?;
-    arity(ins, 1 + weights + states, &format!("{op} with {l} layer(s), {d} direction(s), has_bias {}, has_initial_state {}", a.has_bias, a.has_initial_state))?;
+    arity(
+        ins,
+        1 + weights + states,
+        &format!(
+            "{op} with {l} layer(s), {d} direction(s), has_bias {}, has_initial_state {}",
+            a.has_bias, a.has_initial_state
+        ),
+    )?;
     let x = &ins[0];
     dtype_in(x, DTypeSet::FLOAT32_FAMILY, &format!("{op} input x"))?;
     if let Some((i, t)) = ins.iter().enumerate().find(|(_, t)| t.dtype != x.dtype) {

@@ -24,10 +24,15 @@ fn rasterize_attrs(a: &SplatAttrs, op: &str) -> Result<()> {
         bail!(
             Attribute,
             "{op} width {}, height {}, tile_size {} and max_list_entries {} must be >= 1",
-            a.width, a.height, a.tile_size, a.max_list_entries
+            a.width,
+            a.height,
+            a.tile_size,
+            a.max_list_entries
         );
     }
-    for (name, v) in [("alpha_cutoff", a.alpha_cutoff), ("alpha_max", a.alpha_max), ("transmittance_min", a.transmittance_min)] {
+    for (name, v) in
+        [("alpha_cutoff", a.alpha_cutoff), ("alpha_max", a.alpha_max), ("transmittance_min", a.transmittance_min)]
+    {
         if !(0.0..=1.0).contains(&v) {
             bail!(Attribute, "{op} {name} {v} must be in [0, 1]");
         }

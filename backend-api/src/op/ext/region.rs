@@ -94,7 +94,10 @@ impl RegionProgram {
         for (k, instr) in self.instrs.iter().enumerate() {
             for r in instr.operands() {
                 if r as usize >= k {
-                    bail!(Attribute, "region instruction {k} ({instr:?}) reads register {r}, which is not defined before it");
+                    bail!(
+                        Attribute,
+                        "region instruction {k} ({instr:?}) reads register {r}, which is not defined before it"
+                    );
                 }
             }
         }
@@ -130,28 +133,54 @@ impl RegionInstr {
         match self {
             RegionInstr::Input(i) => match inputs.get(*i as usize) {
                 Some(&d) => Ok(d),
-                None => bail!(Attribute, "region instruction {k} reads input {i}, but there are {} inputs", inputs.len()),
+                None => {
+                    bail!(Attribute, "region instruction {k} reads input {i}, but there are {} inputs", inputs.len())
+                }
             },
             RegionInstr::Const { dtype, bytes } => {
-                ensure!(bytes.len() == dtype.size(), Attribute,
-                    "region constant {k} of {dtype} has {} bytes, expected {}", bytes.len(), dtype.size());
-                ensure!(*dtype != DType::Bool || bytes[0] <= 1, Attribute,
-                    "region Bool constant {k} holds byte {}; only 0 and 1 are allowed", bytes[0]);
+                ensure!(
+                    bytes.len() == dtype.size(),
+                    Attribute,
+                    "region constant {k} of {dtype} has {} bytes, expected {}",
+                    bytes.len(),
+                    dtype.size()
+                );
+                ensure!(
+                    *dtype != DType::Bool || bytes[0] <= 1,
+                    Attribute,
+                    "region Bool constant {k} holds byte {}; only 0 and 1 are allowed",
+                    bytes[0]
+                );
                 Ok(*dtype)
             }
             RegionInstr::Unary(op, a) => {
-                ensure!(op.dtypes().contains(r(a)), DType,
-                    "region instruction {k}: Unary.{} does not accept {}", op.name(), r(a));
+                ensure!(
+                    op.dtypes().contains(r(a)),
+                    DType,
+                    "region instruction {k}: Unary.{} does not accept {}",
+                    op.name(),
+                    r(a)
+                );
                 Ok(r(a))
             }
             RegionInstr::Binary(op, a, b) => {
                 let d = same(a, b, &format!("Binary.{}", op.name()))?;
-                ensure!(op.dtypes().contains(d), DType, "region instruction {k}: Binary.{} does not accept {d}", op.name());
+                ensure!(
+                    op.dtypes().contains(d),
+                    DType,
+                    "region instruction {k}: Binary.{} does not accept {d}",
+                    op.name()
+                );
                 Ok(d)
             }
             RegionInstr::Compare(op, a, b) => {
                 let d = same(a, b, &format!("Compare.{}", op.name()))?;
-                ensure!(op.dtypes().contains(d), DType, "region instruction {k}: Compare.{} does not accept {d}", op.name());
+                ensure!(
+                    op.dtypes().contains(d),
+                    DType,
+                    "region instruction {k}: Compare.{} does not accept {d}",
+                    op.name()
+                );
                 Ok(DType::Bool)
             }
             RegionInstr::Where(c, a, b) => {

@@ -44,6 +44,7 @@ pub use graph::{Graph, Node, NodeId, TensorType, Value};
 pub use op::Op;
 pub use registry::{available, create, BackendEntry};
 pub use shape::{Dim, Shape};
+pub use spec::{Family, OpKind};
 pub use tensor::{element_to_f64, Complex32, Element, Tensor, TensorView};
 
 #[doc(hidden)]

@@ -3,7 +3,7 @@
 //! per-executable buffers and bind groups are made from the program by [`crate::instance`].
 
 use crate::device::DeviceContext;
-use crate::lower::{lower, Buf, Grid, Kernel, LowerCtx, Lowered};
+use crate::lower::{lower, Buf, Grid, Kernel, Lower, Lowering, NodeIo, Operand, Window};
 use crate::pipelines::Pipeline;
 use crate::plan::{assign, bindable, Home, Loc, Request};
 use backend_api::spec::op_label;
@@ -51,17 +51,46 @@ pub(crate) struct Program {
     pub outputs: Vec<OutputSlot>,
 }
 
-/// Per-node lowering result with the storage of its values.
+/// Per-node lowering result with the arena requests of its scratch buffers.
 struct NodePlan {
     kernels: Vec<Kernel>,
     temps: Vec<usize>,
 }
 
-/// Where each value's bytes are, before arena offsets are known.
+/// Where each value's bytes are, before arena offsets are known: a request of the arena plan or a
+/// fixed buffer, and the value's byte window inside it (non-zero offsets come from aliases).
 #[derive(Clone, Copy)]
 enum Storage {
-    Arena(usize),
-    Fixed(Home, u64),
+    Arena { req: usize, offset: u64, size: u64 },
+    Fixed { home: Home, offset: u64, size: u64 },
+}
+
+impl Storage {
+    /// The storage of `w`, a window of the value stored here.
+    fn window(self, w: &Window) -> Result<Storage> {
+        let (offset, size) = match self {
+            Storage::Arena { offset, size, .. } | Storage::Fixed { offset, size, .. } => (offset, size),
+        };
+        let inner = sub_range(offset, size, w)?;
+        Ok(match self {
+            Storage::Arena { req, .. } => Storage::Arena { req, offset: inner.0, size: inner.1 },
+            Storage::Fixed { home, .. } => Storage::Fixed { home, offset: inner.0, size: inner.1 },
+        })
+    }
+}
+
+/// The (offset, size) of window `w` inside a value at `offset` with `size` bindable bytes. The
+/// size is rounded up to a bindable size but stays inside the value.
+fn sub_range(offset: u64, size: u64, w: &Window) -> Result<(u64, u64)> {
+    if w.offset % 4 != 0 {
+        bail!(Shape, "a window at byte {} does not start on a 4-byte word", w.offset);
+    }
+    let end = w.offset.checked_add(w.bytes);
+    if end.is_none_or(|e| e > size) {
+        bail!(Shape, "a window of {} bytes at byte {} exceeds its value's {size} bytes", w.bytes, w.offset);
+    }
+    let bytes = bindable(w.bytes).min(size - w.offset);
+    Ok((offset + w.offset, bytes))
 }
 
 struct Planner<'g> {
@@ -74,13 +103,13 @@ struct Planner<'g> {
 
 impl<'g> Planner<'g> {
     fn arena(&mut self, size: u64, def: usize) -> usize {
-        self.reqs.push(Request { size: bindable(size), def, last_use: def });
+        self.reqs.push(Request { size, def, last_use: def });
         self.reqs.len() - 1
     }
 
     fn touch(&mut self, v: Value, step: usize) {
-        if let Some(Storage::Arena(r)) = self.storage.get(&v) {
-            let r = &mut self.reqs[*r];
+        if let Some(Storage::Arena { req, .. }) = self.storage.get(&v) {
+            let r = &mut self.reqs[*req];
             r.last_use = r.last_use.max(step);
         }
     }
@@ -94,8 +123,8 @@ fn static_type(graph: &Graph, v: Value) -> Result<(DType, Vec<usize>)> {
     }
 }
 
-fn nbytes(t: &(DType, Vec<usize>)) -> u64 {
-    (t.1.iter().product::<usize>() * t.0.size()) as u64
+fn nbytes(t: &(DType, Vec<usize>)) -> Result<u64> {
+    crate::lower::builder::tensor_bytes(t.0, &t.1)
 }
 
 /// Builds the program of `graph`, whose shapes must all be static. Param `k` of `sig` lives in
@@ -120,8 +149,11 @@ pub(crate) fn build_program(
     let align = lim.min_storage_buffer_offset_alignment.max(4) as u64;
     let (arena_locs, arena_sizes) = assign(&p.reqs, align, lim.max_buffer_size, !opts.no_memory_reuse)?;
     let resolve = |s: Storage| match s {
-        Storage::Arena(r) => arena_locs[r],
-        Storage::Fixed(home, size) => Loc { home, offset: 0, size },
+        Storage::Arena { req, offset, size } => {
+            let base = arena_locs[req];
+            Loc { home: base.home, offset: base.offset + offset, size }
+        }
+        Storage::Fixed { home, offset, size } => Loc { home, offset, size },
     };
     let storage_usage = wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_DST | wgpu::BufferUsages::COPY_SRC;
     let consts: Vec<wgpu::Buffer> = p
@@ -140,25 +172,40 @@ pub(crate) fn build_program(
         let Some(plan) = plan else { continue };
         let node = &graph.nodes()[i];
         for k in &plan.kernels {
-            let locate = |b: Buf| -> Loc {
-                match b {
-                    Buf::In(j) => resolve(p.storage[&node.inputs[j]]),
-                    Buf::Out(j) => resolve(p.storage[&Value { node: backend_api::NodeId(i), output: j }]),
-                    Buf::Temp(j) => arena_locs[plan.temps[j]],
-                }
+            let locate = |w: &Window| -> Result<Loc> {
+                let value = |v: &Value| match p.storage.get(v) {
+                    Some(s) => Ok(*s),
+                    None => bail!(Arity, "value {v} has no storage"),
+                };
+                let s = match w.buf {
+                    Buf::In(j) => match node.inputs.get(j) {
+                        Some(v) => value(v)?,
+                        None => bail!(Arity, "a kernel binds input {j} of a node with {}", node.inputs.len()),
+                    },
+                    Buf::Out(j) => value(&Value { node: backend_api::NodeId(i), output: j })?,
+                    Buf::Temp(j) => match plan.temps.get(j) {
+                        Some(&req) => Storage::Arena { req, offset: 0, size: p.reqs[req].size },
+                        None => bail!(Arity, "a kernel binds scratch buffer {j}, which the node did not make"),
+                    },
+                };
+                Ok(resolve(s.window(w)?))
             };
             let d =
                 build_dispatch(ctx, k, locate).map_err(|e| with_types(e, graph, i).at_node(i, op_label(&node.op)))?;
             dispatches.push(d);
         }
     }
-    let inputs = graph.inputs().iter().map(|id| resolve(p.storage[&Value::first(*id)])).collect();
+    let stored = |v: &Value| match p.storage.get(v) {
+        Some(s) => Ok(resolve(*s)),
+        None => bail!(Arity, "value {v} has no storage"),
+    };
+    let inputs = graph.inputs().iter().map(|id| stored(&Value::first(*id))).collect::<Result<Vec<_>>>()?;
     let outputs = graph
         .outputs()
         .iter()
         .map(|v| {
             let t = static_type(graph, *v)?;
-            Ok(OutputSlot { loc: resolve(p.storage[v]), bytes: nbytes(&t), dtype: t.0, shape: t.1 })
+            Ok(OutputSlot { loc: stored(v)?, bytes: nbytes(&t)?, dtype: t.0, shape: t.1 })
         })
         .collect::<Result<Vec<_>>>()?;
     Ok(Program { arena_sizes, consts, dispatches, inputs, outputs })
@@ -174,15 +221,17 @@ fn plan_node(ctx: &Arc<DeviceContext>, p: &mut Planner<'_>, i: usize) -> Result<
     let me = Value::first(backend_api::NodeId(i));
     match &node.op {
         Op::Input(_) => {
-            let r = p.arena(nbytes(&out_types[0]), 0);
-            p.storage.insert(me, Storage::Arena(r));
+            let size = bindable(nbytes(&out_types[0])?);
+            let r = p.arena(size, 0);
+            p.storage.insert(me, Storage::Arena { req: r, offset: 0, size });
             return Ok(None);
         }
         Op::Param(a) => {
             let Some(idx) = p.sig.params.iter().position(|s| s.name == a.name) else {
                 bail!(Input, "param {:?} missing from the signature", a.name);
             };
-            p.storage.insert(me, Storage::Fixed(Home::Param(idx), bindable(nbytes(&out_types[0]))));
+            let size = bindable(nbytes(&out_types[0])?);
+            p.storage.insert(me, Storage::Fixed { home: Home::Param(idx), offset: 0, size });
             return Ok(None);
         }
         Op::Constant(a) => {
@@ -190,7 +239,7 @@ fn plan_node(ctx: &Arc<DeviceContext>, p: &mut Planner<'_>, i: usize) -> Result<
             data.resize(bindable(data.len() as u64) as usize, 0);
             let size = data.len() as u64;
             p.consts.push(data);
-            p.storage.insert(me, Storage::Fixed(Home::Const(p.consts.len() - 1), size));
+            p.storage.insert(me, Storage::Fixed { home: Home::Const(p.consts.len() - 1), offset: 0, size });
             return Ok(None);
         }
         _ => {}
@@ -198,22 +247,38 @@ fn plan_node(ctx: &Arc<DeviceContext>, p: &mut Planner<'_>, i: usize) -> Result<
     for v in &node.inputs {
         p.touch(*v, i);
     }
-    let lctx = LowerCtx { node, inputs: in_types, outputs: out_types.clone(), caps: &ctx.caps };
-    match lower(&lctx)? {
-        Lowered::Alias(k) => {
-            let s = p.storage[&node.inputs[k]];
-            p.storage.insert(me, s);
-            Ok(None)
-        }
-        Lowered::Kernels { temps, kernels } => {
-            for (o, t) in out_types.iter().enumerate() {
-                let r = p.arena(nbytes(t), i);
-                p.storage.insert(Value { node: backend_api::NodeId(i), output: o }, Storage::Arena(r));
+    let operands = |buf: fn(usize) -> Buf, types: &[(DType, Vec<usize>)]| -> Result<Vec<Operand>> {
+        types.iter().enumerate().map(|(k, (d, dims))| Operand::whole(buf(k), *d, dims.clone())).collect()
+    };
+    let io = NodeIo { node, inputs: operands(Buf::In, &in_types)?, outputs: operands(Buf::Out, &out_types)? };
+    let mut b = Lower::new(&ctx.caps, node.outputs.len());
+    lower(&mut b, &io)?;
+    let Lowering { temps, kernels, aliases } = b.finish();
+    for (o, t) in out_types.iter().enumerate() {
+        let value = Value { node: backend_api::NodeId(i), output: o };
+        let storage = match aliases.get(o).copied().flatten() {
+            Some(w) => aliased(p, node, &w)?,
+            None => {
+                let size = bindable(nbytes(t)?);
+                Storage::Arena { req: p.arena(size, i), offset: 0, size }
             }
-            let temps = temps.iter().map(|&s| p.arena(s, i)).collect();
-            Ok(Some(NodePlan { kernels, temps }))
-        }
+        };
+        p.storage.insert(value, storage);
     }
+    if kernels.is_empty() && temps.is_empty() {
+        return Ok(None);
+    }
+    let temps = temps.iter().map(|&s| p.arena(bindable(s), i)).collect();
+    Ok(Some(NodePlan { kernels, temps }))
+}
+
+/// The storage of an output that aliases window `w` of one of the node's inputs.
+fn aliased(p: &Planner<'_>, node: &backend_api::Node, w: &Window) -> Result<Storage> {
+    let Buf::In(k) = w.buf else { bail!(Shape, "an output can alias only an input's memory, not {:?}", w.buf) };
+    let Some(s) = node.inputs.get(k).and_then(|v| p.storage.get(v)) else {
+        bail!(Arity, "an output aliases input {k}, which has no storage")
+    };
+    s.window(w)
 }
 
 /// Prefixes an error with the node's input and output types.
@@ -246,7 +311,7 @@ fn grid_dims(ctx: &DeviceContext, grid: Grid) -> Result<[u32; 3]> {
     }
 }
 
-fn build_dispatch(ctx: &DeviceContext, k: &Kernel, locate: impl Fn(Buf) -> Loc) -> Result<DispatchSpec> {
+fn build_dispatch(ctx: &DeviceContext, k: &Kernel, locate: impl Fn(&Window) -> Result<Loc>) -> Result<DispatchSpec> {
     let lim = &ctx.caps.limits;
     if k.bindings.len() as u32 > lim.max_storage_buffers_per_shader_stage {
         bail!(
@@ -267,8 +332,16 @@ fn build_dispatch(ctx: &DeviceContext, k: &Kernel, locate: impl Fn(Buf) -> Loc) 
         contents: &params,
         usage: wgpu::BufferUsages::UNIFORM,
     });
-    let locs: Vec<Loc> = k.bindings.iter().map(|(b, _)| locate(*b)).collect();
+    let locs: Vec<Loc> = k.bindings.iter().map(|(w, _)| locate(w)).collect::<Result<_>>()?;
+    let align = u64::from(lim.min_storage_buffer_offset_alignment.max(4));
     for l in &locs {
+        if l.offset % align != 0 {
+            bail!(
+                DeviceLimit,
+                "a window at byte offset {} is not aligned to the device's {align}-byte storage offset alignment",
+                l.offset
+            );
+        }
         if l.size > lim.max_storage_buffer_binding_size {
             bail!(
                 DeviceLimit,

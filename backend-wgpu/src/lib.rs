@@ -55,7 +55,7 @@ impl Backend for WgpuBackend {
         Capabilities {
             device: self.ctx.caps.description.clone(),
             dtypes: DType::ALL.into_iter().filter(|d| self.ctx.caps.supports(*d)).collect(),
-            ops: vec![],
+            ops: backend_api::spec::labels_where(crate::lower::lowers),
         }
     }
 

@@ -1,7 +1,8 @@
 //! Unary, Binary, Compare, Where, Fma, Cast: one broadcasting map kernel (`elementwise.wgsl`)
 //! with one expression per (op, dtype) from `shaders::elementwise`.
 
-use super::{collapse, push_u32_array, words, zero_kernel, Buf, Grid, Kernel, LowerCtx, Lowered};
+use super::legacy::{words, zero_kernel, Buf, Kernel, LowerCtx, Lowered};
+use super::{collapse, push_u32_array, Grid};
 use crate::pipelines::BindKind;
 use backend_api::op::Op;
 use backend_api::shape::broadcast_strides;

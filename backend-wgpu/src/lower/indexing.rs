@@ -12,7 +12,8 @@
 //!   would exceed the Close tolerance after a few collisions);
 //! - F64: no 64-bit atomics in WGSL, so one invocation per output element sums its updates.
 
-use super::{words, zero_kernel, Buf, Grid, Kernel, LowerCtx, Lowered};
+use super::legacy::{words, zero_kernel, Buf, Kernel, LowerCtx, Lowered};
+use super::Grid;
 use crate::pipelines::BindKind;
 use backend_api::op::Op;
 use backend_api::shape::numel;

@@ -4,7 +4,8 @@
 //! merge into one strided axis. Only DotGeneral operands whose axes do not merge (e.g. contracting
 //! axes listed out of memory order) are first reordered into a scratch buffer by a strided copy.
 
-use super::{collapse, push_u32_array, words, zero_kernel, Buf, Grid, Kernel, LowerCtx, Lowered};
+use super::legacy::{words, zero_kernel, Buf, Kernel, LowerCtx, Lowered};
+use super::{collapse, push_u32_array, Grid};
 use crate::pipelines::BindKind;
 use backend_api::op::{DotGeneralAttrs, Op};
 use backend_api::shape::{broadcast_strides, strides};

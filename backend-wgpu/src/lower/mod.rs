@@ -1,11 +1,15 @@
-//! Lowering: one file per op family turns a node into [`Kernel`] records (shader, bindings, params
-//! struct, grid). `compile.rs` calls [`lower`] for every node and adds node context to errors.
+//! Lowering: every node becomes kernels through the [`builder`] API. The one dispatch below
+//! ([`lower`]) hands each family its node's typed attributes and operands; the kinds it does not
+//! lower are listed once there, and [`lowers`] (what legalisation and `capabilities()` ask) is
+//! derived from that list.
 //!
 //! Binding order is the same everywhere: binding 0 is the kernel's uniform params struct, then the
-//! node's inputs, then its outputs, then scratch buffers, in the order the kernel lists them.
+//! storage windows in the order the kernel lists them.
 
+pub mod builder;
 mod elementwise;
 mod indexing;
+mod legacy;
 mod linalg;
 mod movement;
 mod norm;
@@ -13,21 +17,10 @@ mod ordering;
 mod random;
 mod reduce;
 
-use crate::device::DeviceCaps;
-use crate::pipelines::BindKind;
-use backend_api::op::Op;
-use backend_api::{bail, DType, Node, Result};
+pub use builder::{Buf, Kernel, Lower, Lowering, Operand, Window};
 
-/// A tensor range a kernel binds.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum Buf {
-    /// The node's input `k`.
-    In(usize),
-    /// The node's output `k`.
-    Out(usize),
-    /// Scratch buffer `k` of this node (sizes in [`Lowered::temps`]).
-    Temp(usize),
-}
+use backend_api::op::Op;
+use backend_api::{bail, spec::op_label, Node, Result};
 
 /// How many invocations a kernel needs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -39,141 +32,65 @@ pub enum Grid {
     Workgroups([u32; 3]),
 }
 
-/// One dispatch of one kernel.
-#[derive(Clone, Debug)]
-pub struct Kernel {
-    /// Complete WGSL source (entry point `main`).
-    pub source: String,
-    /// Storage bindings 1.. in order (binding 0 is the params uniform).
-    pub bindings: Vec<(Buf, BindKind)>,
-    /// Bytes of the params uniform (padded by the runtime to 16).
-    pub params: Vec<u8>,
-    /// Invocation grid.
-    pub grid: Grid,
-}
-
-/// What a node becomes.
-#[derive(Clone, Debug)]
-pub enum Lowered {
-    /// Output 0 is input `k`'s memory unchanged (Reshape): no work.
-    Alias(usize),
-    /// Kernels run in order, with scratch buffers of the given byte sizes.
-    Kernels {
-        /// Scratch buffer sizes in bytes.
-        temps: Vec<u64>,
-        /// Dispatches in order.
-        kernels: Vec<Kernel>,
-    },
-}
-
-/// Everything a family lowering may look at.
-pub struct LowerCtx<'a> {
+/// A node and the operands of its inputs and outputs (whole values).
+pub struct NodeIo<'a> {
     /// The node.
     pub node: &'a Node,
-    /// Static dims and dtype of every input.
-    pub inputs: Vec<(DType, Vec<usize>)>,
-    /// Static dims and dtype of every output.
-    pub outputs: Vec<(DType, Vec<usize>)>,
-    /// Device capabilities.
-    pub caps: &'a DeviceCaps,
+    /// Operand of each input, `Buf::In(k)`.
+    pub inputs: Vec<Operand>,
+    /// Operand of each output, `Buf::Out(k)`.
+    pub outputs: Vec<Operand>,
 }
 
-impl LowerCtx<'_> {
-    /// Elements of output `k`.
-    pub fn out_numel(&self, k: usize) -> usize {
-        self.outputs[k].1.iter().product()
-    }
+fn not_lowered(op: &Op) -> Result<()> {
+    bail!(Unsupported, "the wgpu backend does not lower {} yet", op_label(op))
 }
 
-/// A kernel that zeroes `buf` (`words` u32 words): needed before packed atomic stores.
-pub fn zero_kernel(buf: Buf, words: u64) -> Kernel {
-    let mut params = Vec::new();
-    params.extend_from_slice(&(words as u32).to_le_bytes());
-    params.resize(16, 0);
-    Kernel {
-        source: shaders::zero_module(),
-        bindings: vec![(buf, BindKind::Write)],
-        params,
-        grid: Grid::Threads(words),
-    }
+fn leaf(op: &Op) -> Result<()> {
+    bail!(Arity, "{} is a leaf: the memory plan places it, nothing lowers it", op_label(op))
 }
 
-/// Number of u32 words of a tensor of `numel` elements of `d`.
-pub fn words(d: DType, numel: usize) -> u64 {
-    ((numel * d.size()) as u64).div_ceil(4)
-}
-
-/// Lowers one node. Leaves are handled by the planner and never reach here.
-pub fn lower(ctx: &LowerCtx<'_>) -> Result<Lowered> {
-    let op = &ctx.node.op;
-    let unsupported = || -> Result<Lowered> {
-        bail!(Unsupported, "the wgpu backend does not lower {} yet", backend_api::spec::op_label(op))
-    };
-    match op {
-        Op::Input(_) | Op::Param(_) | Op::Constant(_) => bail!(Unsupported, "leaves are not lowered"),
+backend_api::dispatch_ops! {
+    /// Lowers one node into `b`. Leaves never reach here (the memory plan places them).
+    pub fn lower(b: &mut Lower<'_>, io: &NodeIo<'_>) -> Result<()> = match (&io.node.op) {
+        Op::Input(_) | Op::Param(_) | Op::Constant(_) => leaf(&io.node.op),
         Op::Unary(_) | Op::Binary(_) | Op::Compare(_) | Op::Where | Op::Fma | Op::Cast { .. } => {
-            elementwise::lower(ctx)
+            legacy::run(b, io, elementwise::lower)
         }
-        Op::Reshape { .. } => Ok(Lowered::Alias(0)),
-        Op::Transpose { .. }
-        | Op::Narrow(_)
-        | Op::Concat { .. }
-        | Op::Expand { .. }
-        | Op::Reverse { .. }
-        | Op::Pad(_) => movement::lower(ctx),
-        Op::Reduce(_) => reduce::lower(ctx),
-        Op::MatMul | Op::DotGeneral(_) | Op::FusedMatMulBiasAct { .. } => linalg::lower(ctx),
-        Op::Softmax { .. } | Op::LogSoftmax { .. } | Op::LayerNorm(_) | Op::RmsNorm(_) => norm::lower(ctx),
-        Op::Gather(_) | Op::ScatterAdd(_) | Op::GatherBackward(_) => indexing::lower(ctx),
+        Op::Reshape { .. } => match (io.outputs.first(), io.inputs.first()) {
+            (Some(out), Some(x)) => b.alias(out, x),
+            _ => bail!(Arity, "Reshape takes one input and makes one output"),
+        },
+        Op::Transpose { .. } | Op::Narrow(_) | Op::Concat { .. } | Op::Expand { .. } | Op::Reverse { .. } | Op::Pad(_) => {
+            legacy::run(b, io, movement::lower)
+        }
+        Op::Reduce(_) => legacy::run(b, io, reduce::lower),
+        Op::MatMul | Op::DotGeneral(_) | Op::FusedMatMulBiasAct { .. } => legacy::run(b, io, linalg::lower),
+        Op::Softmax { .. } | Op::LogSoftmax { .. } | Op::LayerNorm(_) | Op::RmsNorm(_) => legacy::run(b, io, norm::lower),
+        Op::Gather(_) | Op::ScatterAdd(_) | Op::GatherBackward(_) => legacy::run(b, io, indexing::lower),
         Op::ArgMax(_)
         | Op::ArgMin(_)
         | Op::TopK(_)
         | Op::Cumsum(_)
         | Op::CumsumBackward(_)
         | Op::SoftmaxCrossEntropy(_)
-        | Op::SoftmaxCrossEntropyBackward(_) => ordering::lower(ctx),
-        Op::RngBits(_) | Op::RngUniform(_) | Op::RngNormal(_) | Op::Sample(_) => random::lower(ctx),
-        Op::GroupedMatMul(_)
-        | Op::QuantMatMul(_)
-        | Op::QuantGroupedMatMul(_)
-        | Op::GroupNorm(_)
-        | Op::LayerNorm2d(_)
-        | Op::FusedResidualLayerNorm(_)
-        | Op::FusedResidualRmsNorm(_)
-        | Op::Attention(_)
-        | Op::AttentionBackward(_)
-        | Op::Rope(_)
-        | Op::RopeBackward(_)
-        | Op::Conv(_)
-        | Op::ConvTranspose(_)
-        | Op::Pool(_)
-        | Op::Im2Col(_)
-        | Op::ResizeNearest(_)
-        | Op::Rnn(_)
-        | Op::Gru(_)
-        | Op::Lstm(_)
-        | Op::SelectiveScan(_)
-        | Op::Mamba2(_)
-        | Op::GatedDeltaNet(_)
-        | Op::Scan(_)
-        | Op::Fft(_)
-        | Op::LogMel(_)
-        | Op::WelchPeaks(_)
-        | Op::If(_)
-        | Op::While(_)
-        | Op::ElementwiseRegion(_)
-        | Op::BatchElementwiseRegion(_)
-        | Op::TransformRegion(_)
-        | Op::Custom(_)
-        | Op::LayerNormBackward(_)
-        | Op::RmsNormBackward(_)
-        | Op::LogMelBackward(_) => unsupported(),
-        #[cfg(feature = "splat")]
-        Op::GaussianSplatPrepare(_)
-        | Op::GaussianSplatRasterize(_)
-        | Op::GaussianSplatRender(_)
-        | Op::GaussianSplatRenderBackward(_) => unsupported(),
+        | Op::SoftmaxCrossEntropyBackward(_) => legacy::run(b, io, ordering::lower),
+        Op::RngBits(_) | Op::RngUniform(_) | Op::RngNormal(_) | Op::Sample(_) => legacy::run(b, io, random::lower),
     }
+    missing => not_lowered(&io.node.op),
+    [
+        GroupedMatMul, QuantMatMul, QuantGroupedMatMul, GroupNorm, LayerNorm2d, FusedResidualLayerNorm,
+        FusedResidualRmsNorm, Attention, AttentionBackward, Rope, RopeBackward, Conv, ConvTranspose, Pool,
+        Im2Col, ResizeNearest, Rnn, Gru, Lstm, SelectiveScan, Mamba2, GatedDeltaNet, Scan, Fft, LogMel,
+        WelchPeaks, If, While, ElementwiseRegion, BatchElementwiseRegion, TransformRegion, Custom,
+        LayerNormBackward, RmsNormBackward, LogMelBackward,
+        #[cfg(feature = "splat")] GaussianSplatPrepare,
+        #[cfg(feature = "splat")] GaussianSplatRasterize,
+        #[cfg(feature = "splat")] GaussianSplatRender,
+        #[cfg(feature = "splat")] GaussianSplatRenderBackward,
+    ]
+    /// Whether this backend lowers `kind` natively: the complement of the `missing` list above.
+    pub fn lowers;
 }
 
 /// Collapses axes that can be merged for every operand: returns (dims, per-operand strides).

@@ -8,7 +8,8 @@
 //! Mergeable axes are collapsed so common cases (contiguous slices, a transpose of two blocks)
 //! run at rank 1 or 2, and a copy that turns out to be the identity becomes an alias.
 
-use super::{words, zero_kernel, Buf, Grid, Kernel, LowerCtx, Lowered};
+use super::legacy::{words, zero_kernel, Buf, Kernel, LowerCtx, Lowered};
+use super::Grid;
 use crate::pipelines::BindKind;
 use backend_api::op::{NarrowAttrs, Op, PadAttrs, PadMode};
 use backend_api::shape::{broadcast_strides, numel, strides};

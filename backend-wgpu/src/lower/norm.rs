@@ -5,8 +5,8 @@
 //! Softmax along axis `a` has `len = dims[a]`, `inner = Π dims[a+1..]` (no transpose needed); the
 //! norms have `len = H = Π dims[axis..]` and `inner = 1`.
 
+use super::legacy::{words, zero_kernel, Buf, Kernel, LowerCtx, Lowered};
 use super::reduce::workgroup_grid;
-use super::{words, zero_kernel, Buf, Kernel, LowerCtx, Lowered};
 use crate::pipelines::BindKind;
 use backend_api::op::Op;
 use backend_api::spec::op_label;

@@ -9,8 +9,9 @@ mod loss;
 mod scan;
 mod topk;
 
+use super::legacy::{Buf, Kernel, LowerCtx, Lowered};
 use super::reduce::workgroup_grid;
-use super::{Buf, Grid, Kernel, LowerCtx, Lowered};
+use super::Grid;
 use crate::pipelines::BindKind;
 use backend_api::op::{ArgReduceAttrs, Op};
 use backend_api::spec::op_label;

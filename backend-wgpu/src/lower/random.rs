@@ -6,8 +6,9 @@
 //! `random_sample.wgsl` for how top-k/top-p cuts are found without sorting, for any vocabulary).
 //! Stream positions are 64-bit: each dispatch carries the 64-bit position of its first block/row.
 
+use super::legacy::{words, zero_kernel, Buf, Kernel, LowerCtx, Lowered};
 use super::reduce::workgroup_grid;
-use super::{words, zero_kernel, Buf, Grid, Kernel, LowerCtx, Lowered};
+use super::Grid;
 use crate::pipelines::BindKind;
 use backend_api::op::{Op, SampleAttrs};
 use backend_api::spec::op_label;

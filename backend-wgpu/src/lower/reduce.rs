@@ -7,7 +7,8 @@
 //! a second pass over the partials (which also keeps every workgroup's serial part short, so
 //! float sums stay close to pairwise).
 
-use super::{push_u32_array, words, zero_kernel, Buf, Grid, Kernel, LowerCtx, Lowered};
+use super::legacy::{words, zero_kernel, Buf, Kernel, LowerCtx, Lowered};
+use super::{push_u32_array, Grid};
 use crate::pipelines::BindKind;
 use backend_api::op::{Op, ReduceOp};
 use backend_api::shape::strides;

@@ -1,8 +1,8 @@
 //! SoftmaxCrossEntropy (§2.7.3) and its backward (§2.16.3) along any class axis: one workgroup per
 //! slice with tree max/sums (`shaders::ordering::loss_module`, on the norm family's helpers).
 
+use super::super::legacy::{words, zero_kernel, Buf, Kernel, LowerCtx, Lowered};
 use super::super::reduce::workgroup_grid;
-use super::super::{words, zero_kernel, Buf, Kernel, LowerCtx, Lowered};
 use super::{around, check_size, shader};
 use crate::pipelines::BindKind;
 use backend_api::{bail, Result};

@@ -8,8 +8,9 @@
 //! Pass 2's serial runs are ceil(nb / 256) block totals long: at most 16 for rows up to ~1M
 //! elements; their worst-case error (run · eps · M) stays inside Approx up to ~10^8 per row.
 
+use super::super::legacy::{words, zero_kernel, Buf, Kernel, LowerCtx, Lowered};
 use super::super::reduce::workgroup_grid;
-use super::super::{words, zero_kernel, Buf, Grid, Kernel, LowerCtx, Lowered};
+use super::super::Grid;
 use super::{around, check_size, shader, SHORT_ROW};
 use crate::pipelines::BindKind;
 use backend_api::{DType, Result};

@@ -5,9 +5,9 @@
 //! one global dispatch per step of distance ≥ `SORT_N` and one workgroup-memory pass for the rest,
 //! so a row of 2^p slots takes about (p − log2 SORT_N)²/2 global dispatches.
 
+use super::super::legacy::{words, zero_kernel, Buf, Kernel, LowerCtx, Lowered};
 use super::super::reduce::workgroup_grid;
 use super::super::Grid;
-use super::super::{words, zero_kernel, Buf, Kernel, LowerCtx, Lowered};
 use super::{around, check_size, shader};
 use crate::pipelines::BindKind;
 use backend_api::op::TopKAttrs;

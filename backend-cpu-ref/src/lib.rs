@@ -41,7 +41,7 @@ impl Backend for CpuRefBackend {
         Capabilities {
             device: "host CPU (plain reference loops, f64 accumulation)".to_string(),
             dtypes: DType::ALL.to_vec(),
-            ops: eval::supported_ops(),
+            ops: backend_api::spec::labels_where(eval::implements),
         }
     }
 

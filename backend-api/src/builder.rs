@@ -29,6 +29,7 @@ impl GraphBuilder {
         let label = op_label(&op);
         let ctx = |e: crate::Error| e.at_node(id, label.clone());
         let types = inputs.iter().map(|v| self.value_type(*v).cloned()).collect::<Result<Vec<_>>>().map_err(ctx)?;
+        crate::spec::check_arity(&op, types.len()).map_err(ctx)?;
         let outputs = infer(&op, &types).map_err(|e| ctx(e.context(describe_inputs(&types))))?;
         self.names.check(&op).map_err(ctx)?;
         let n = outputs.len();
@@ -48,6 +49,11 @@ impl GraphBuilder {
             Some(t) => Ok(t),
             None => bail!(Arity, "value {v} does not exist in this graph"),
         }
+    }
+
+    /// How many nodes have been added so far (the id the next node will get).
+    pub fn node_count(&self) -> usize {
+        self.nodes.len()
     }
 
     /// Marks `v` as a graph output (in call order).

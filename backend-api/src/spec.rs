@@ -160,6 +160,16 @@ pub enum Arity {
     AtLeast(usize),
 }
 
+impl std::fmt::Display for Arity {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Arity::Exactly(k) => write!(f, "exactly {k}"),
+            Arity::Between(lo, hi) => write!(f, "{lo} to {hi}"),
+            Arity::AtLeast(k) => write!(f, "at least {k}"),
+        }
+    }
+}
+
 impl Arity {
     /// Whether `n` inputs are within the bound.
     pub fn admits(self, n: usize) -> bool {
@@ -511,6 +521,16 @@ pub fn op_label(op: &Op) -> String {
         Some(s) => format!("{}.{s}", op.kind().name()),
         None => op.kind().name().to_string(),
     }
+}
+
+/// Checks a node's input count against its kind's [`Arity`] (`Arity` error). Inference then checks
+/// the exact count the attributes ask for; this bound holds for every node of a graph.
+pub fn check_arity(op: &Op, inputs: usize) -> crate::Result<()> {
+    let arity = op.kind().arity();
+    if !arity.admits(inputs) {
+        crate::bail!(Arity, "{} takes {} inputs, got {inputs}", op_label(op), arity);
+    }
+    Ok(())
 }
 
 /// The tolerance class and magnitude flag for a node of `op` producing `dtype`.

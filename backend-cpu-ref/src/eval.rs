@@ -5,7 +5,7 @@
 //! at run.
 
 use crate::layout::Bindings;
-use crate::ops::{cast, elementwise, indexing, linalg, loss, movement, norm, ordering, random, reduce, scan};
+use crate::ops::{cast, conv, elementwise, indexing, linalg, loss, movement, norm, ordering, random, reduce, scan};
 use backend_api::{bail, Error, ErrorKind, Op, Result, Tensor};
 use std::collections::HashMap;
 
@@ -102,13 +102,14 @@ backend_api::dispatch_ops! {
         Op::RngUniform(a) => k(move |i, env| random::rng_uniform(arg(i, 0)?, &a, env.bindings).map(one)),
         Op::RngNormal(a) => k(move |i, env| random::rng_normal(arg(i, 0)?, &a, env.bindings).map(one)),
         Op::Sample(a) => k(move |i, _| random::sample(arg(i, 0)?, arg(i, 1)?, &a).map(one)),
+        Op::ResizeNearest(a) => k(move |i, _| conv::resize_nearest(arg(i, 0)?, &a.scales).map(one)),
     }
     // Every kind cpu-ref does not implement, each named once (legalisation may still reach some
     // of them through their decompositions).
     missing => Err(unsupported(op)),
     [GroupedMatMul, QuantMatMul, QuantGroupedMatMul, GroupNorm, LayerNorm2d, FusedResidualLayerNorm,
      FusedResidualRmsNorm, Attention, AttentionBackward, Rope, RopeBackward, Conv, ConvTranspose, Pool, Im2Col,
-     ResizeNearest, Rnn, Gru, Lstm, SelectiveScan, Mamba2, GatedDeltaNet, Scan, Fft, LogMel, WelchPeaks, If, While,
+     Rnn, Gru, Lstm, SelectiveScan, Mamba2, GatedDeltaNet, Scan, Fft, LogMel, WelchPeaks, If, While,
      ElementwiseRegion, BatchElementwiseRegion, TransformRegion, Custom, LayerNormBackward, RmsNormBackward,
      LogMelBackward, #[cfg(feature = "splat")] GaussianSplatPrepare, #[cfg(feature = "splat")] GaussianSplatRasterize,
      #[cfg(feature = "splat")] GaussianSplatRender, #[cfg(feature = "splat")] GaussianSplatRenderBackward]

@@ -2,6 +2,7 @@
 //! and exactly for integers, and rounds once into the output dtype.
 
 pub mod cast;
+pub mod conv;
 pub mod elementwise;
 pub mod indexing;
 pub mod linalg;

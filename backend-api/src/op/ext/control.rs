@@ -57,4 +57,36 @@ impl Op {
             | Op::GaussianSplatRenderBackward(_) => vec![],
         }
     }
+
+    /// The subgraphs the op holds, mutably (for rewriting them, as legalisation does), in the order
+    /// of [`Op::subgraphs`].
+    pub fn subgraphs_mut(&mut self) -> Vec<&mut Graph> {
+        match self {
+            Op::If(a) => vec![&mut a.then_graph, &mut a.else_graph],
+            Op::While(a) => vec![&mut a.cond_graph, &mut a.body_graph],
+            Op::Scan(a) => vec![&mut a.body],
+            Op::Input(_) | Op::Param(_) | Op::Constant(_) | Op::Unary(_) | Op::Binary(_) | Op::Compare(_) => vec![],
+            Op::Where | Op::Fma | Op::Cast { .. } | Op::Reshape { .. } | Op::Transpose { .. } => vec![],
+            Op::Narrow(_) | Op::Concat { .. } | Op::Expand { .. } | Op::Reverse { .. } | Op::Pad(_) => vec![],
+            Op::Gather(_) | Op::ScatterAdd(_) | Op::GatherBackward(_) | Op::Reduce(_) => vec![],
+            Op::ArgMax(_) | Op::ArgMin(_) | Op::TopK(_) | Op::Cumsum(_) | Op::CumsumBackward(_) => vec![],
+            Op::MatMul | Op::DotGeneral(_) | Op::FusedMatMulBiasAct { .. } | Op::GroupedMatMul(_) => vec![],
+            Op::QuantMatMul(_) | Op::QuantGroupedMatMul(_) | Op::Softmax { .. } | Op::LogSoftmax { .. } => vec![],
+            Op::SoftmaxCrossEntropy(_) | Op::LayerNorm(_) | Op::RmsNorm(_) | Op::GroupNorm(_) => vec![],
+            Op::LayerNorm2d(_) | Op::FusedResidualLayerNorm(_) | Op::FusedResidualRmsNorm(_) => vec![],
+            Op::Attention(_) | Op::AttentionBackward(_) | Op::Rope(_) | Op::RopeBackward(_) => vec![],
+            Op::Conv(_) | Op::ConvTranspose(_) | Op::Pool(_) | Op::Im2Col(_) | Op::ResizeNearest(_) => vec![],
+            Op::Rnn(_) | Op::Gru(_) | Op::Lstm(_) | Op::SelectiveScan(_) | Op::Mamba2(_) => vec![],
+            Op::GatedDeltaNet(_) | Op::Fft(_) | Op::LogMel(_) | Op::WelchPeaks(_) => vec![],
+            Op::RngBits(_) | Op::RngUniform(_) | Op::RngNormal(_) | Op::Sample(_) => vec![],
+            Op::ElementwiseRegion(_) | Op::BatchElementwiseRegion(_) | Op::TransformRegion(_) => vec![],
+            Op::Custom(_) | Op::LayerNormBackward(_) | Op::RmsNormBackward(_) => vec![],
+            Op::SoftmaxCrossEntropyBackward(_) | Op::LogMelBackward(_) => vec![],
+            #[cfg(feature = "splat")]
+            Op::GaussianSplatPrepare(_)
+            | Op::GaussianSplatRasterize(_)
+            | Op::GaussianSplatRender(_)
+            | Op::GaussianSplatRenderBackward(_) => vec![],
+        }
+    }
 }

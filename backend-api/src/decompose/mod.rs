@@ -53,7 +53,7 @@ impl Legalised {
 /// The kinds each decomposition may produce (the primitives of §3's list; `Constant` and
 /// `Expand` carry a region's scalar constants and its broadcast).
 const DECOMPOSITIONS: &[(OpKind, &[OpKind])] = &[
-    (OpKind::Fma, &[OpKind::Binary]),
+    (OpKind::Fma, &[OpKind::Binary, OpKind::Cast]),
     (OpKind::DotGeneral, &[OpKind::Transpose, OpKind::Reshape, OpKind::MatMul]),
     (OpKind::FusedMatMulBiasAct, &[OpKind::MatMul, OpKind::Binary, OpKind::Unary]),
     (OpKind::FusedResidualLayerNorm, &[OpKind::Binary, OpKind::LayerNorm]),

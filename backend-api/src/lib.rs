@@ -11,7 +11,6 @@
 mod backend;
 mod bind;
 mod builder;
-mod builder_ext;
 pub mod custom;
 pub mod decompose;
 pub mod device_value;

@@ -102,7 +102,8 @@ fn validation_checks_arity_against_the_op_table() {
     g.output(y).unwrap();
     let good = g.build().unwrap();
     let mut nodes = good.nodes().to_vec();
-    nodes[2] = Node { op: Op::Unary(UnaryOp::Exp), inputs: vec![a, b], outputs: vec![TensorType::new(DType::F32, &[2])] };
+    nodes[2] =
+        Node { op: Op::Unary(UnaryOp::Exp), inputs: vec![a, b], outputs: vec![TensorType::new(DType::F32, &[2])] };
     let e = Graph::from_parts(nodes.clone(), good.outputs().to_vec()).unwrap_err();
     assert_eq!(e.kind(), ErrorKind::Arity);
     assert!(e.to_string().contains("Unary.Exp takes exactly 1 inputs, got 2") && e.node_id() == Some(2), "{e}");
@@ -111,6 +112,9 @@ fn validation_checks_arity_against_the_op_table() {
     let e = Graph::from_parts(nodes.clone(), good.outputs().to_vec()).unwrap_err();
     assert_eq!(e.kind(), ErrorKind::Arity, "{e}");
     let mut g = GraphBuilder::new();
-    let e = g.add(Op::Input(backend_api::op::InputAttrs { name: "x".into(), dtype: DType::F32, shape: [1].into() }), &[Value::first(NodeId(0))]);
+    let e = g.add(
+        Op::Input(backend_api::op::InputAttrs { name: "x".into(), dtype: DType::F32, shape: [1].into() }),
+        &[Value::first(NodeId(0))],
+    );
     assert_eq!(e.unwrap_err().kind(), ErrorKind::Arity);
 }

@@ -116,9 +116,10 @@ fn decomposes(kind: OpKind, native: &dyn Fn(OpKind) -> bool, all: bool) -> bool 
 }
 
 fn needs_rewrite(graph: &Graph, native: &dyn Fn(OpKind) -> bool, all: bool) -> bool {
-    graph.nodes().iter().any(|n| {
-        decomposes(n.op.kind(), native, all) || n.op.subgraphs().iter().any(|g| needs_rewrite(g, native, all))
-    })
+    graph
+        .nodes()
+        .iter()
+        .any(|n| decomposes(n.op.kind(), native, all) || n.op.subgraphs().iter().any(|g| needs_rewrite(g, native, all)))
 }
 
 /// Fails at the first node made by a decomposition whose kind the backend lacks, naming the

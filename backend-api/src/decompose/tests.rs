@@ -88,10 +88,7 @@ fn a_region_becomes_its_live_instructions_with_the_same_signature() {
     assert_eq!(Signature::of(&l.graph), Signature::of(&g));
     let ks = kinds(&l.graph);
     for k in &ks {
-        assert!(
-            [OpKind::Input].contains(k) || region::USES.contains(k),
-            "{k:?} is not among the region's uses"
-        );
+        assert!([OpKind::Input].contains(k) || region::USES.contains(k), "{k:?} is not among the region's uses");
     }
     assert!(!ks.contains(&OpKind::ElementwiseRegion) && !ks.contains(&OpKind::Fma), "{ks:?}");
     // The dead Log is left out; every output has the broadcast shape [3, 4].

@@ -2,7 +2,7 @@
 
 use super::conv::resized_type;
 use super::util::{mul, out, st, static_at};
-use crate::infer::{arity, broadcast_all};
+use super::{arity, broadcast_all};
 use crate::op::{RegionAttrs, RegionProgram, TransformRegionAttrs};
 use crate::{bail, Result, TensorType};
 

@@ -1,5 +1,15 @@
-//! Attributes of the normalisation ops beyond the core set (§2.7.3, §2.7.6–2.7.9) and of their
-//! backward ops (§2.16.1–2.16.3).
+//! Attributes of the normalisation ops (§2.7).
+
+/// `LayerNorm` / `RmsNorm` attributes (§2.7.4–2.7.5). Has `beta` iff the node has 3 inputs.
+#[derive(Clone, Copy, Debug, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize), serde(deny_unknown_fields))]
+pub struct NormAttrs {
+    /// First normalised axis (canonical).
+    pub axis: usize,
+    /// Finite, ≥ 0.
+    #[cfg_attr(feature = "serde", serde(with = "crate::json::codec::float32"))]
+    pub eps: f32,
+}
 
 /// `SoftmaxCrossEntropy` and `SoftmaxCrossEntropyBackward` (§2.7.3, §2.16.3).
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -51,29 +61,4 @@ pub struct FusedResidualNormAttrs {
     pub has_beta: bool,
     /// Return the sum `s` as a second output.
     pub emit_sum: bool,
-}
-
-/// Which gradient a norm backward op produces (§2.16.1–2.16.2).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
-pub enum NormGrad {
-    /// `dx`, shape of `x`.
-    Input,
-    /// `dgamma`, shape of `gamma`.
-    Gamma,
-    /// `dbeta`, shape of `gamma`.
-    Beta,
-}
-
-/// `LayerNormBackward` / `RmsNormBackward` (§2.16.1–2.16.2).
-#[derive(Clone, Copy, Debug, PartialEq)]
-#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize), serde(deny_unknown_fields))]
-pub struct NormBackwardAttrs {
-    /// Canonical first normalised axis of the forward op.
-    pub axis: usize,
-    /// The forward op's `eps`.
-    #[cfg_attr(feature = "serde", serde(with = "crate::json::codec::float32"))]
-    pub eps: f32,
-    /// The gradient produced.
-    pub wrt: NormGrad,
 }

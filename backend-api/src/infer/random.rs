@@ -1,7 +1,7 @@
 //! Randomness (§2.12): every op reads a U32 `[2]` key.
 
 use super::util::{dtype_is, index_dtype_ok, nonzero_at, out, shape_is, st};
-use crate::infer::{arity, dtype_in};
+use super::{arity, dtype_in};
 use crate::op::{RngBitsAttrs, RngNormalAttrs, RngUniformAttrs, SampleAttrs};
 use crate::{bail, DType, DTypeSet, Result, Shape, TensorType};
 

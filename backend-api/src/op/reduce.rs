@@ -1,31 +1,19 @@
-//! Attributes of the indexing ops (§2.4) and of the reductions and scans beyond `Reduce` (§2.5).
+//! Attributes of the reductions and scans (§2.5): `Reduce`, `ArgMax`/`ArgMin`, `TopK`, `Cumsum`
+//! and `CumsumBackward`.
 
-use crate::{DType, Shape};
+use crate::op::ReduceOp;
+use crate::DType;
 
-/// `Gather` (§2.4.1).
+/// `Reduce` attributes (§2.5.1).
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize), serde(deny_unknown_fields))]
-pub struct GatherAttrs {
-    /// Canonical axis of `data` that the indices address.
-    pub axis: usize,
-}
-
-/// `ScatterAdd` (§2.4.2).
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
-#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize), serde(deny_unknown_fields))]
-pub struct ScatterAddAttrs {
-    /// Canonical axis of `data` that the indices address.
-    pub axis: usize,
-}
-
-/// `GatherBackward` (§2.4.3).
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
-#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize), serde(deny_unknown_fields))]
-pub struct GatherBackwardAttrs {
-    /// Canonical axis of the forward `data`.
-    pub axis: usize,
-    /// The shape of the forward `data` (the output shape).
-    pub data_shape: Shape,
+pub struct ReduceAttrs {
+    /// The reduction.
+    pub op: ReduceOp,
+    /// Canonical, distinct axes (sorted ascending).
+    pub axes: Vec<usize>,
+    /// Keep reduced axes as size 1.
+    pub keep_dims: bool,
 }
 
 /// `ArgMax` / `ArgMin` (§2.5.2–2.5.3).

@@ -1,4 +1,18 @@
-//! Attributes of the grouped and quantised matrix products (§2.6.4–2.6.7).
+//! Attributes of linear algebra (§2.6): `DotGeneral`, the grouped and the quantised matmuls.
+
+/// `DotGeneral` attributes (§2.6.2). All axes canonical.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize), serde(deny_unknown_fields))]
+pub struct DotGeneralAttrs {
+    /// Batch axes of `lhs`.
+    pub lhs_batch: Vec<usize>,
+    /// Batch axes of `rhs`, paired with `lhs_batch`.
+    pub rhs_batch: Vec<usize>,
+    /// Contracting axes of `lhs`.
+    pub lhs_contract: Vec<usize>,
+    /// Contracting axes of `rhs`, paired with `lhs_contract`.
+    pub rhs_contract: Vec<usize>,
+}
 
 /// `GroupedMatMul` (§2.6.4) has no attributes; the struct exists so that every op family has one.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, Default)]

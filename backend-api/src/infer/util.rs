@@ -1,4 +1,4 @@
-//! Small checks shared by the inference of the non-core ops.
+//! Small checks shared by the inference of the op families.
 
 use crate::{bail, DType, DTypeSet, Dim, Result, Shape, TensorType};
 

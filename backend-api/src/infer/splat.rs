@@ -1,8 +1,8 @@
 //! Gaussian splatting (§2.17), compiled with the `splat` feature. Every tensor is F32 except the
 //! I32 `radius`.
 
+use super::arity;
 use super::util::{dtype_is, out, rank_is, shape_is, st, static_at};
-use crate::infer::arity;
 use crate::op::SplatAttrs;
 use crate::{bail, DType, Dim, Result, TensorType};
 

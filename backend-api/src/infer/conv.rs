@@ -1,7 +1,7 @@
 //! Convolution, pooling, unfolding and nearest resize (§2.9): N-C-spatial layout, 1–3 spatial dims.
 
 use super::util::{kernel_extent, mul, out, rank_in, shape_is, st};
-use crate::infer::{arity, dtype_in};
+use super::{arity, dtype_in};
 use crate::op::{ConvAttrs, ConvTransposeAttrs, Im2ColAttrs, PoolAttrs, PoolKind, ResizeNearestAttrs};
 use crate::{bail, DTypeSet, Dim, Result, TensorType};
 

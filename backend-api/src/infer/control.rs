@@ -1,19 +1,16 @@
-//! Ops with subgraphs: `Scan` (§2.10.7), `If` and `While` (§2.13). Bodies bind positionally; a
-//! signature matches when counts, dtypes and shapes are equal (symbols must be the same symbols).
+//! Control flow (§2.13): `If`, `While`, and the subgraph signature checks `Scan` shares.
 
-use super::util::{out, st};
-use crate::infer::arity;
-use crate::op::{IfAttrs, Op, ScanAttrs, WhileAttrs};
-use crate::{bail, DType, Dim, Error, ErrorKind, Graph, Result, Shape, TensorType};
+use crate::op::{IfAttrs, Op, WhileAttrs};
+use crate::{bail, DType, Dim, Error, ErrorKind, Graph, Result, TensorType};
 use std::collections::HashMap;
 
 /// The declared input types of a body, in order.
-fn inputs_of(g: &Graph) -> Vec<TensorType> {
+pub(super) fn inputs_of(g: &Graph) -> Vec<TensorType> {
     g.inputs().into_iter().filter_map(|id| g.node(id).and_then(|n| n.outputs.first().cloned())).collect()
 }
 
 /// The output types of a body, in order.
-fn outputs_of(g: &Graph, what: &str) -> Result<Vec<TensorType>> {
+pub(super) fn outputs_of(g: &Graph, what: &str) -> Result<Vec<TensorType>> {
     let mut v = Vec::with_capacity(g.outputs().len());
     for o in g.outputs() {
         match g.value_type(*o) {
@@ -25,7 +22,7 @@ fn outputs_of(g: &Graph, what: &str) -> Result<Vec<TensorType>> {
 }
 
 /// Checks that `got` (a body's inputs or outputs) equals `want` in count, dtypes and shapes.
-fn signature(got: &[TensorType], want: &[TensorType], what: &str) -> Result<()> {
+pub(super) fn signature(got: &[TensorType], want: &[TensorType], what: &str) -> Result<()> {
     if got.len() != want.len() {
         bail!(Subgraph, "{what}: the body has {} value(s), expected {}", got.len(), want.len());
     }
@@ -38,7 +35,7 @@ fn signature(got: &[TensorType], want: &[TensorType], what: &str) -> Result<()> 
 }
 
 /// `Param`s of one name must agree across every (nested) body of one op (§2.1.2).
-fn params_consistent(graphs: &[&Graph]) -> Result<()> {
+pub(super) fn params_consistent(graphs: &[&Graph]) -> Result<()> {
     fn walk(g: &Graph, seen: &mut HashMap<String, (DType, Vec<usize>)>) -> Result<()> {
         for n in g.nodes() {
             if let Op::Param(p) = &n.op {
@@ -111,41 +108,4 @@ pub(crate) fn while_(a: &WhileAttrs, ins: &[TensorType]) -> Result<Vec<TensorTyp
     signature(&outputs_of(&a.body_graph, "While body_graph")?, ins, "While body_graph output")?;
     params_consistent(&[&a.cond_graph, &a.body_graph])?;
     Ok(ins.to_vec())
-}
-
-pub(crate) fn scan(a: &ScanAttrs, ins: &[TensorType]) -> Result<Vec<TensorType>> {
-    let (c, bc, x) = (a.num_carry as usize, a.num_bcast as usize, a.num_xs as usize);
-    arity(ins, c + bc + x, &format!("Scan ({c} carries, {bc} broadcast, {x} sequence inputs)"))?;
-    let Ok(len) = usize::try_from(a.length) else {
-        bail!(Attribute, "Scan length {} does not fit in usize", a.length);
-    };
-    let mut want_in = ins[..c + bc].to_vec();
-    for (m, t) in ins[c + bc..].iter().enumerate() {
-        if t.shape.0.first() != Some(&st(len)) {
-            bail!(Shape, "Scan sequence input {m} {t} must have leading dim length = {len}");
-        }
-        want_in.push(TensorType { dtype: t.dtype, shape: Shape(t.shape.0[1..].to_vec()) });
-    }
-    signature(&inputs_of(&a.body), &want_in, "Scan body input")?;
-    let body_out = outputs_of(&a.body, "Scan body")?;
-    if body_out.len() < c {
-        bail!(Subgraph, "Scan body has {} outputs, fewer than its {c} carries", body_out.len());
-    }
-    signature(&body_out[..c], &ins[..c], "Scan body carry output")?;
-    params_consistent(&[&a.body])?;
-    let stacked = |t: &TensorType| {
-        let mut dims = vec![st(len)];
-        dims.extend(t.shape.0.iter().cloned());
-        out(t.dtype, dims)
-    };
-    let mut outs = ins[..c].to_vec();
-    for y in &body_out[c..] {
-        outs.push(stacked(y)?);
-    }
-    if a.save_trajectory {
-        for carry in &ins[..c] {
-            outs.push(stacked(carry)?);
-        }
-    }
-    Ok(outs)
 }

@@ -1,7 +1,7 @@
-//! Signal processing (§2.11) and `LogMelBackward` (§2.16.4).
+//! Signal processing (§2.11): `Fft`, `LogMel`, `WelchPeaks`.
 
+use super::arity;
 use super::util::{dtype_is, index_dtype_ok, nonzero_at, out, rank_is, shape_is, st, static_at};
-use crate::infer::arity;
 use crate::op::{FftAttrs, FloorScope, LogMelAttrs, WelchPeaksAttrs};
 use crate::{bail, DType, Result, TensorType};
 
@@ -16,7 +16,12 @@ pub(crate) fn fft(_a: &FftAttrs, ins: &[TensorType]) -> Result<Vec<TensorType>> 
 }
 
 /// Checks `spectrum` and `filters` and returns the forward output type `[…, n_mels]`.
-fn log_mel_type(a: &LogMelAttrs, spectrum: &TensorType, filters: &TensorType, op: &str) -> Result<TensorType> {
+pub(super) fn log_mel_type(
+    a: &LogMelAttrs,
+    spectrum: &TensorType,
+    filters: &TensorType,
+    op: &str,
+) -> Result<TensorType> {
     dtype_is(spectrum, DType::C64, &format!("{op} input spectrum"))?;
     dtype_is(filters, DType::F32, &format!("{op} input filters"))?;
     let min_rank = match a.floor_scope {
@@ -42,14 +47,6 @@ fn log_mel_type(a: &LogMelAttrs, spectrum: &TensorType, filters: &TensorType, op
 pub(crate) fn log_mel(a: &LogMelAttrs, ins: &[TensorType]) -> Result<Vec<TensorType>> {
     arity(ins, 2, "LogMel (spectrum, filters)")?;
     Ok(vec![log_mel_type(a, &ins[0], &ins[1], "LogMel")?])
-}
-
-pub(crate) fn log_mel_backward(a: &LogMelAttrs, ins: &[TensorType]) -> Result<Vec<TensorType>> {
-    arity(ins, 3, "LogMelBackward (spectrum, filters, dy)")?;
-    let y = log_mel_type(a, &ins[0], &ins[1], "LogMelBackward")?;
-    dtype_is(&ins[2], DType::F32, "LogMelBackward input dy")?;
-    shape_is(&ins[2], &y.shape.0, "LogMelBackward dy (the forward output shape)")?;
-    Ok(vec![ins[0].clone()])
 }
 
 pub(crate) fn welch_peaks(a: &WelchPeaksAttrs, ins: &[TensorType]) -> Result<Vec<TensorType>> {

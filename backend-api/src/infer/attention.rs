@@ -1,7 +1,7 @@
 //! Attention (§2.8.1–2.8.2) and rotary embeddings (§2.8.3–2.8.4).
 
 use super::util::{mul, out, rank_is, st, static_at};
-use crate::infer::{arity, axis_ok, dtype_in};
+use super::{arity, axis_ok, dtype_in};
 use crate::op::{AttentionAttrs, AttentionBackwardAttrs, AttnGrad, AttnLayout, MaskKind, RopeAttrs};
 use crate::shape::broadcast_shapes;
 use crate::{bail, DType, DTypeSet, Dim, Result, Shape, TensorType};

@@ -1,9 +1,10 @@
-//! Recurrent cells and state-space scans (§2.10.1–2.10.6).
+//! Recurrent cells, state-space scans and `Scan` (§2.10).
 
+use super::control::{inputs_of, outputs_of, params_consistent, signature};
 use super::util::{mul, out, rank_is, shape_is, st};
-use crate::infer::{arity, dtype_in};
-use crate::op::{GatedDeltaNetAttrs, RecurrentAttrs, StateSpaceAttrs};
-use crate::{bail, DTypeSet, Dim, Result, TensorType};
+use super::{arity, dtype_in};
+use crate::op::{GatedDeltaNetAttrs, RecurrentAttrs, ScanAttrs, StateSpaceAttrs};
+use crate::{bail, DTypeSet, Dim, Result, Shape, TensorType};
 
 /// Which recurrent cell (§2.10.1).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -170,4 +171,41 @@ pub(crate) fn gated_delta_net(a: &GatedDeltaNetAttrs, ins: &[TensorType]) -> Res
         shape_is(&ins[5], &state, "GatedDeltaNet state0 ([B, H, Dk, Dv])")?;
     }
     Ok(vec![out(q.dtype, vec![bb, s, h, dv])?, out(q.dtype, state)?])
+}
+
+pub(crate) fn scan(a: &ScanAttrs, ins: &[TensorType]) -> Result<Vec<TensorType>> {
+    let (c, bc, x) = (a.num_carry as usize, a.num_bcast as usize, a.num_xs as usize);
+    arity(ins, c + bc + x, &format!("Scan ({c} carries, {bc} broadcast, {x} sequence inputs)"))?;
+    let Ok(len) = usize::try_from(a.length) else {
+        bail!(Attribute, "Scan length {} does not fit in usize", a.length);
+    };
+    let mut want_in = ins[..c + bc].to_vec();
+    for (m, t) in ins[c + bc..].iter().enumerate() {
+        if t.shape.0.first() != Some(&st(len)) {
+            bail!(Shape, "Scan sequence input {m} {t} must have leading dim length = {len}");
+        }
+        want_in.push(TensorType { dtype: t.dtype, shape: Shape(t.shape.0[1..].to_vec()) });
+    }
+    signature(&inputs_of(&a.body), &want_in, "Scan body input")?;
+    let body_out = outputs_of(&a.body, "Scan body")?;
+    if body_out.len() < c {
+        bail!(Subgraph, "Scan body has {} outputs, fewer than its {c} carries", body_out.len());
+    }
+    signature(&body_out[..c], &ins[..c], "Scan body carry output")?;
+    params_consistent(&[&a.body])?;
+    let stacked = |t: &TensorType| {
+        let mut dims = vec![st(len)];
+        dims.extend(t.shape.0.iter().cloned());
+        out(t.dtype, dims)
+    };
+    let mut outs = ins[..c].to_vec();
+    for y in &body_out[c..] {
+        outs.push(stacked(y)?);
+    }
+    if a.save_trajectory {
+        for carry in &ins[..c] {
+            outs.push(stacked(carry)?);
+        }
+    }
+    Ok(outs)
 }

@@ -5,7 +5,9 @@
 //! at run.
 
 use crate::layout::Bindings;
-use crate::ops::{cast, conv, elementwise, indexing, linalg, loss, movement, norm, ordering, random, reduce, scan};
+use crate::ops::elementwise::cast;
+use crate::ops::reduce::{arg, cumsum};
+use crate::ops::{backward, conv, elementwise, indexing, leaf, linalg, movement, norm, random, reduce};
 use backend_api::{bail, Error, ErrorKind, Op, Result, Tensor};
 use std::collections::HashMap;
 
@@ -23,7 +25,7 @@ pub(crate) struct Env<'a> {
 pub(crate) type Kernel = Box<dyn Fn(&[&Tensor], &Env<'_>) -> Result<Vec<Tensor>> + Send + Sync>;
 
 /// Input `i` of a node, or an `Arity` error.
-fn arg<'t>(ins: &[&'t Tensor], i: usize) -> Result<&'t Tensor> {
+fn nth<'t>(ins: &[&'t Tensor], i: usize) -> Result<&'t Tensor> {
     match ins.get(i) {
         Some(t) => Ok(t),
         None => bail!(Arity, "missing input {i} (got {} inputs)", ins.len()),
@@ -47,62 +49,56 @@ fn unsupported(op: &Op) -> Error {
 backend_api::dispatch_ops! {
     /// The kernel of `op`, or `Unsupported` for an op outside the implemented set.
     pub(crate) fn kernel(op: &Op) -> Result<Kernel> = match (op.clone()) {
-        Op::Input(a) => k(move |_, env| match env.inputs.get(&a.name) {
-            Some(t) => Ok(one(t.clone())),
-            None => bail!(Input, "missing input {:?}", a.name),
-        }),
-        Op::Param(a) => k(move |_, env| match env.params.get(&a.name) {
-            Some(t) => Ok(one(t.clone())),
-            None => bail!(Input, "param {:?} was never set (call set_param first)", a.name),
-        }),
+        Op::Input(a) => k(move |_, env| leaf::input(&a.name, env.inputs).map(one)),
+        Op::Param(a) => k(move |_, env| leaf::param(&a.name, env.params).map(one)),
         Op::Constant(a) => {
-            let t = Tensor::from_bytes(a.dtype, &a.shape, a.data.to_vec())?;
+            let t = leaf::constant(&a)?;
             k(move |_, _| Ok(one(t.clone())))
         }
-        Op::Unary(u) => k(move |i, _| elementwise::unary(u, arg(i, 0)?).map(one)),
-        Op::Binary(b) => k(move |i, _| elementwise::binary(b, arg(i, 0)?, arg(i, 1)?).map(one)),
-        Op::Compare(c) => k(move |i, _| elementwise::compare(c, arg(i, 0)?, arg(i, 1)?).map(one)),
-        Op::Where => k(|i, _| elementwise::where_(arg(i, 0)?, arg(i, 1)?, arg(i, 2)?).map(one)),
-        Op::Fma => k(|i, _| elementwise::fma(arg(i, 0)?, arg(i, 1)?, arg(i, 2)?).map(one)),
-        Op::Cast { to } => k(move |i, _| cast::cast(arg(i, 0)?, to).map(one)),
-        Op::Reshape { new_shape } => k(move |i, env| movement::reshape(arg(i, 0)?, &new_shape, env.bindings).map(one)),
-        Op::Transpose { perm } => k(move |i, _| movement::transpose(arg(i, 0)?, &perm).map(one)),
-        Op::Narrow(a) => k(move |i, _| movement::narrow(arg(i, 0)?, &a).map(one)),
+        Op::Unary(u) => k(move |i, _| elementwise::unary(u, nth(i, 0)?).map(one)),
+        Op::Binary(b) => k(move |i, _| elementwise::binary(b, nth(i, 0)?, nth(i, 1)?).map(one)),
+        Op::Compare(c) => k(move |i, _| elementwise::compare(c, nth(i, 0)?, nth(i, 1)?).map(one)),
+        Op::Where => k(|i, _| elementwise::where_(nth(i, 0)?, nth(i, 1)?, nth(i, 2)?).map(one)),
+        Op::Fma => k(|i, _| elementwise::fma(nth(i, 0)?, nth(i, 1)?, nth(i, 2)?).map(one)),
+        Op::Cast { to } => k(move |i, _| cast::cast(nth(i, 0)?, to).map(one)),
+        Op::Reshape { new_shape } => k(move |i, env| movement::reshape(nth(i, 0)?, &new_shape, env.bindings).map(one)),
+        Op::Transpose { perm } => k(move |i, _| movement::transpose(nth(i, 0)?, &perm).map(one)),
+        Op::Narrow(a) => k(move |i, _| movement::narrow(nth(i, 0)?, &a).map(one)),
         Op::Concat { axis } => k(move |i, _| movement::concat(i, axis).map(one)),
-        Op::Expand { shape } => k(move |i, env| movement::expand(arg(i, 0)?, &shape, env.bindings).map(one)),
-        Op::Reverse { axes } => k(move |i, _| movement::reverse(arg(i, 0)?, &axes).map(one)),
-        Op::Pad(a) => k(move |i, _| movement::pad(arg(i, 0)?, &a).map(one)),
-        Op::Reduce(a) => k(move |i, _| reduce::reduce(arg(i, 0)?, &a).map(one)),
-        Op::MatMul => k(|i, _| linalg::matmul(arg(i, 0)?, arg(i, 1)?).map(one)),
-        Op::DotGeneral(a) => k(move |i, _| linalg::dot_general(arg(i, 0)?, arg(i, 1)?, &a).map(one)),
+        Op::Expand { shape } => k(move |i, env| movement::expand(nth(i, 0)?, &shape, env.bindings).map(one)),
+        Op::Reverse { axes } => k(move |i, _| movement::reverse(nth(i, 0)?, &axes).map(one)),
+        Op::Pad(a) => k(move |i, _| movement::pad(nth(i, 0)?, &a).map(one)),
+        Op::Reduce(a) => k(move |i, _| reduce::reduce(nth(i, 0)?, &a).map(one)),
+        Op::MatMul => k(|i, _| linalg::matmul(nth(i, 0)?, nth(i, 1)?).map(one)),
+        Op::DotGeneral(a) => k(move |i, _| linalg::dot_general(nth(i, 0)?, nth(i, 1)?, &a).map(one)),
         Op::FusedMatMulBiasAct { activation } => {
-            k(move |i, _| linalg::fused_matmul_bias_act(arg(i, 0)?, arg(i, 1)?, arg(i, 2)?, activation).map(one))
+            k(move |i, _| linalg::fused_matmul_bias_act(nth(i, 0)?, nth(i, 1)?, nth(i, 2)?, activation).map(one))
         }
-        Op::Softmax { axis } => k(move |i, _| norm::softmax(arg(i, 0)?, axis, false).map(one)),
-        Op::LogSoftmax { axis } => k(move |i, _| norm::softmax(arg(i, 0)?, axis, true).map(one)),
-        Op::LayerNorm(a) => k(move |i, _| norm::layer_norm(arg(i, 0)?, arg(i, 1)?, i.get(2).copied(), &a).map(one)),
-        Op::RmsNorm(a) => k(move |i, _| norm::rms_norm(arg(i, 0)?, arg(i, 1)?, i.get(2).copied(), &a).map(one)),
-        Op::Gather(a) => k(move |i, _| indexing::gather(arg(i, 0)?, arg(i, 1)?, a.axis).map(one)),
-        Op::ScatterAdd(a) => k(move |i, _| indexing::scatter_add(arg(i, 0)?, arg(i, 1)?, arg(i, 2)?, a.axis).map(one)),
+        Op::Softmax { axis } => k(move |i, _| norm::softmax(nth(i, 0)?, axis, false).map(one)),
+        Op::LogSoftmax { axis } => k(move |i, _| norm::softmax(nth(i, 0)?, axis, true).map(one)),
+        Op::LayerNorm(a) => k(move |i, _| norm::layer_norm(nth(i, 0)?, nth(i, 1)?, i.get(2).copied(), &a).map(one)),
+        Op::RmsNorm(a) => k(move |i, _| norm::rms_norm(nth(i, 0)?, nth(i, 1)?, i.get(2).copied(), &a).map(one)),
+        Op::Gather(a) => k(move |i, _| indexing::gather(nth(i, 0)?, nth(i, 1)?, a.axis).map(one)),
+        Op::ScatterAdd(a) => k(move |i, _| indexing::scatter_add(nth(i, 0)?, nth(i, 1)?, nth(i, 2)?, a.axis).map(one)),
         Op::GatherBackward(a) => {
-            k(move |i, env| indexing::gather_backward(arg(i, 0)?, arg(i, 1)?, &a, env.bindings).map(one))
+            k(move |i, env| indexing::gather_backward(nth(i, 0)?, nth(i, 1)?, &a, env.bindings).map(one))
         }
-        Op::ArgMax(a) => k(move |i, _| ordering::arg_reduce(arg(i, 0)?, &a, true).map(one)),
-        Op::ArgMin(a) => k(move |i, _| ordering::arg_reduce(arg(i, 0)?, &a, false).map(one)),
-        Op::TopK(a) => k(move |i, _| ordering::top_k(arg(i, 0)?, &a)),
-        Op::Cumsum(a) => k(move |i, _| scan::cumsum(arg(i, 0)?, &a).map(one)),
-        Op::CumsumBackward(a) => k(move |i, _| scan::cumsum_backward(arg(i, 0)?, &a).map(one)),
+        Op::ArgMax(a) => k(move |i, _| arg::arg_reduce(nth(i, 0)?, &a, true).map(one)),
+        Op::ArgMin(a) => k(move |i, _| arg::arg_reduce(nth(i, 0)?, &a, false).map(one)),
+        Op::TopK(a) => k(move |i, _| arg::top_k(nth(i, 0)?, &a)),
+        Op::Cumsum(a) => k(move |i, _| cumsum::cumsum(nth(i, 0)?, &a).map(one)),
+        Op::CumsumBackward(a) => k(move |i, _| cumsum::cumsum_backward(nth(i, 0)?, &a).map(one)),
         Op::SoftmaxCrossEntropy(a) => {
-            k(move |i, _| loss::softmax_cross_entropy(arg(i, 0)?, arg(i, 1)?, a.axis).map(one))
+            k(move |i, _| norm::softmax_cross_entropy(nth(i, 0)?, nth(i, 1)?, a.axis).map(one))
         }
         Op::SoftmaxCrossEntropyBackward(a) => {
-            k(move |i, _| loss::softmax_cross_entropy_backward(arg(i, 0)?, arg(i, 1)?, arg(i, 2)?, a.axis).map(one))
+            k(move |i, _| backward::softmax_cross_entropy_backward(nth(i, 0)?, nth(i, 1)?, nth(i, 2)?, a.axis).map(one))
         }
-        Op::RngBits(a) => k(move |i, env| random::rng_bits(arg(i, 0)?, &a, env.bindings).map(one)),
-        Op::RngUniform(a) => k(move |i, env| random::rng_uniform(arg(i, 0)?, &a, env.bindings).map(one)),
-        Op::RngNormal(a) => k(move |i, env| random::rng_normal(arg(i, 0)?, &a, env.bindings).map(one)),
-        Op::Sample(a) => k(move |i, _| random::sample(arg(i, 0)?, arg(i, 1)?, &a).map(one)),
-        Op::ResizeNearest(a) => k(move |i, _| conv::resize_nearest(arg(i, 0)?, &a.scales).map(one)),
+        Op::RngBits(a) => k(move |i, env| random::rng_bits(nth(i, 0)?, &a, env.bindings).map(one)),
+        Op::RngUniform(a) => k(move |i, env| random::rng_uniform(nth(i, 0)?, &a, env.bindings).map(one)),
+        Op::RngNormal(a) => k(move |i, env| random::rng_normal(nth(i, 0)?, &a, env.bindings).map(one)),
+        Op::Sample(a) => k(move |i, _| random::sample(nth(i, 0)?, nth(i, 1)?, &a).map(one)),
+        Op::ResizeNearest(a) => k(move |i, _| conv::resize_nearest(nth(i, 0)?, &a.scales).map(one)),
     }
     // Every kind cpu-ref does not implement, each named once (legalisation may still reach some
     // of them through their decompositions).

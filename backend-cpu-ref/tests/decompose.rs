@@ -125,11 +125,8 @@ fn fused_residual_rms_norm_by_hand() {
     let (y, s) = g.fused_residual_rms_norm(x, (r, None), (gamma, None), 1, 0.0, false).unwrap();
     assert!(s.is_none());
     let graph = graph_of(g, &[y]);
-    let inputs = [
-        ("x", t(&[2, 2], &[1., 2., 3., 0.])),
-        ("r", t(&[2, 2], &[0., -1., -1., 2.])),
-        ("gamma", t(&[2], &[2., 0.5])),
-    ];
+    let inputs =
+        [("x", t(&[2, 2], &[1., 2., 3., 0.])), ("r", t(&[2, 2], &[0., -1., -1., 2.])), ("gamma", t(&[2], &[2., 0.5]))];
     // s = [[1, 1], [2, 2]]: the RMS of each row is its value, so s·ρ = [1, 1] → y = gamma per row.
     assert_eq!(f32s(&run_all(&graph, &inputs, false)[0]), [2., 0.5, 2., 0.5]);
 }

@@ -1,12 +1,16 @@
 //! Reduce (§2.5.1): Sum, Mean, Max, Min, Prod over any set of axes. Floats accumulate in f64 and
-//! round once; integers wrap after every step; Bool Max/Min are any/all.
+//! round once; integers wrap after every step; Bool Max/Min are any/all. ArgMax/ArgMin/TopK
+//! (§2.5.2–2.5.4) are in `arg`, Cumsum/CumsumBackward (§2.5.5–2.5.6) in `cumsum`.
 
-use super::math;
 use crate::layout::{for_each_index, offset};
+use crate::ops::math;
 use crate::value::{from_scalars, int_bounds, scalars, wrap, Scalar};
 use backend_api::op::{ReduceAttrs, ReduceOp};
 use backend_api::shape::strides;
 use backend_api::{bail, DType, Result, Tensor};
+
+pub mod arg;
+pub mod cumsum;
 
 /// Reduces `x` over `a.axes` (empty axes: `x` unchanged).
 pub fn reduce(x: &Tensor, a: &ReduceAttrs) -> Result<Tensor> {

@@ -35,7 +35,7 @@ fn big_data() -> Tensor {
 }
 
 #[test]
-fn capabilities_list_the_new_ops() {
+fn capabilities_list_the_indexing_scan_loss_and_random_ops() {
     let caps = CpuRefBackend.capabilities();
     for name in ["Gather", "ScatterAdd", "GatherBackward", "ArgMax", "ArgMin", "TopK", "Cumsum"] {
         assert!(caps.ops.iter().any(|o| o == name), "{name}");

@@ -3,7 +3,7 @@
 //!
 //! Slice offsets are built from the checked shape, so indexing is in range by construction.
 
-use super::indexing::{add, around};
+use crate::ops::indexing::{add, around};
 use crate::value::{from_scalars, scalars, Scalar};
 use backend_api::op::CumsumAttrs;
 use backend_api::{bail, Result, Tensor};

@@ -230,5 +230,4 @@ fn draw(p: &[f32], keep: &[bool], u: f32) -> usize {
 }
 
 #[cfg(test)]
-#[path = "random_tests.rs"]
 mod tests;

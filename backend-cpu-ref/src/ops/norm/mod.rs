@@ -1,12 +1,16 @@
-//! Softmax, LogSoftmax, LayerNorm, RmsNorm (§2.7). Computed in f64 (wider than the f32 the spec
+//! Softmax, LogSoftmax, LayerNorm, RmsNorm (§2.7), and SoftmaxCrossEntropy in `cross_entropy`. Computed in f64 (wider than the f32 the spec
 //! asks for F16/BF16/F32) and rounded once; variance in two passes.
 //!
 //! Indexing is in range by construction: slice offsets are built from the checked shape.
 
-use super::math;
+use crate::ops::math;
 use crate::value::{floats, from_floats};
 use backend_api::op::NormAttrs;
 use backend_api::{bail, Result, Tensor};
+
+pub(crate) mod cross_entropy;
+
+pub use cross_entropy::softmax_cross_entropy;
 
 /// `(outer, len, inner)` of `dims` around `axis`.
 fn split(dims: &[usize], axis: usize) -> Result<(usize, usize, usize)> {

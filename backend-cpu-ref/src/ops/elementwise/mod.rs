@@ -1,11 +1,14 @@
 //! Unary, Binary, Compare, Where and Fma (§2.2.1–2.2.5): decode each element, apply the scalar
-//! rule for its kind (float / int / Bool / C64), encode into the output dtype.
+//! rule for its kind (float / int / Bool / C64), encode into the output dtype. Cast (§2.2.6) is in
+//! `cast`.
 
-use super::math;
 use crate::layout::{broadcast_map, broadcast_shape, element};
+use crate::ops::math;
 use crate::value::{decode, from_scalars, scalars, Scalar};
 use backend_api::op::{BinaryOp, CompareOp, UnaryOp};
 use backend_api::{bail, DType, Result, Tensor};
+
+pub mod cast;
 
 /// `y = f(x)` elementwise.
 pub fn unary(op: UnaryOp, x: &Tensor) -> Result<Tensor> {
@@ -288,5 +291,4 @@ fn compare_scalar(op: CompareOp, a: Scalar, b: Scalar) -> Result<bool> {
 }
 
 #[cfg(test)]
-#[path = "elementwise_tests.rs"]
 mod tests;

@@ -2,7 +2,7 @@
 //!
 //! Slice offsets are built from the checked shape, so indexing is in range by construction.
 
-use super::indexing::around;
+use crate::ops::indexing::around;
 use crate::value::{from_scalars, scalars, Scalar};
 use backend_api::op::{ArgReduceAttrs, TopKAttrs};
 use backend_api::{bail, DType, Result, Tensor};

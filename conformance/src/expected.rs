@@ -29,7 +29,5 @@ pub const EXPECTED_UNSUPPORTED: &[ExpectedUnsupported] = &[
 
 /// The entry that expects `backend` to refuse `row` for `dtype`, if any.
 pub fn expected_unsupported(backend: &str, row: &str, dtype: DType) -> Option<&'static ExpectedUnsupported> {
-    EXPECTED_UNSUPPORTED
-        .iter()
-        .find(|e| e.backend == backend && e.row == row && e.dtype.is_none_or(|d| d == dtype))
+    EXPECTED_UNSUPPORTED.iter().find(|e| e.backend == backend && e.row == row && e.dtype.is_none_or(|d| d == dtype))
 }

@@ -7,8 +7,8 @@
 use crate::compare::{compare, Comparison};
 use crate::problem::{Generated, Problem};
 use crate::problems::{variants, Variant};
-use backend_api::spec::{op_entry, op_label, tolerance_for, Tolerance};
 use backend_api::decompose::decomposition_uses;
+use backend_api::spec::{op_entry, op_label, tolerance_for, Tolerance};
 use backend_api::{Backend, CompileOptions, DType, ErrorKind, Graph, OpKind, Result, Tensor};
 use proptest::test_runner::{Config as ProptestConfig, FileFailurePersistence, TestCaseError, TestError, TestRunner};
 use std::cell::RefCell;
@@ -241,7 +241,9 @@ impl Runner {
         match self.under_test.compile(&p.graph, &options) {
             Err(e) if e.kind() == ErrorKind::Unsupported => Err(CaseOutcome::Unsupported(format!("{e}{how}"))),
             Err(e) => Err(fail(format!("{name} failed to compile the graph{how}: {e}"))),
-            Ok(mut exe) => execute(exe.as_mut(), p).map_err(|e| fail(format!("{name} failed to run the graph{how}: {e}"))),
+            Ok(mut exe) => {
+                execute(exe.as_mut(), p).map_err(|e| fail(format!("{name} failed to run the graph{how}: {e}")))
+            }
         }
     }
 

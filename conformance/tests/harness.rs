@@ -4,8 +4,8 @@
 //! must fail exactly on the rows that run both paths.
 
 use backend_api::{
-    bail, Backend, Capabilities, CompileOptions, DType, Executable, Feed, Fetched, Graph, Placement, Result, Signature,
-    OpKind, Tensor, TensorView,
+    bail, Backend, Capabilities, CompileOptions, DType, Executable, Feed, Fetched, Graph, OpKind, Placement, Result,
+    Signature, Tensor, TensorView,
 };
 use conformance::{proptest_config, variants, Runner, Status, REFERENCE};
 

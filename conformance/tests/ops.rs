@@ -9,7 +9,7 @@ use backend_api::spec::{op_entry, op_label, op_table, tolerance_for};
 use backend_api::{check_run_inputs, check_slot, DType, Signature, TensorView};
 use conformance::{
     covered_rows, expected_unsupported, not_covered_reason, proptest_config, variants, Problem, Runner, Status,
-    DEFAULT_BACKEND, DEFAULT_CASES, EXPECTED_UNSUPPORTED, FEATURE_ROWS, NOT_COVERED, REFERENCE,
+    DEFAULT_BACKEND, DEFAULT_CASES, EXPECTED_UNSUPPORTED, FEATURE_ROWS, NOT_COVERED, NO_BACKEND, REFERENCE,
 };
 use proptest::strategy::{Strategy, ValueTree};
 use proptest::test_runner::{Config as ProptestConfig, TestRunner};
@@ -222,6 +222,21 @@ fn expected_unsupported_entries_are_well_formed() {
         assert!(!e.reason.trim().is_empty(), "{e:?} gives no reason");
         let same = EXPECTED_UNSUPPORTED.iter().filter(|o| (o.backend, o.row, o.dtype) == (e.backend, e.row, e.dtype));
         assert_eq!(same.count(), 1, "{e:?} is listed twice");
+    }
+}
+
+/// A row whose reason says no backend implements it is indeed listed by no backend's capabilities.
+#[test]
+fn rows_no_backend_implements_are_not_in_any_capabilities() {
+    let mut backends = vec![backend_api::create(REFERENCE).unwrap()];
+    if let Ok(b) = backend_api::create(runner().backend_name()) {
+        backends.push(b);
+    }
+    for (row, why) in NOT_COVERED.iter().filter(|(_, why)| why.starts_with(NO_BACKEND)) {
+        for b in &backends {
+            let listed = b.capabilities().ops.iter().any(|o| o == row);
+            assert!(!listed, "NOT_COVERED says of {row} \"{why}\", but {} lists it", b.name());
+        }
     }
 }
 

@@ -4,14 +4,16 @@
 //! inputs with masked (−∞) elements, all-masked slices, +∞ and NaN; norm inputs at several scales
 //! and offsets, optional `beta`, `eps` across its range; the fused norms with and without a bias
 //! (of every shape that broadcasts to `x` without enlarging it) and `beta`, with and without the
-//! sum as a second output.
+//! sum as a second output. `SoftmaxCrossEntropy` (§2.7.3) is in `cross_entropy`.
 
-use super::{per_dtype, skeleton, Skeleton, Variant};
 use crate::problem::{Generated, ProblemBuilder};
+use crate::problems::{per_dtype, skeleton, Skeleton, Variant};
 use crate::shapes::{axis_form, MAX_NUMEL};
 use crate::values::{FloatDomain, Piece, Rng, Values, IEEE_SPECIALS};
 use backend_api::DType;
 use proptest::prelude::*;
+
+pub(crate) mod cross_entropy;
 
 #[derive(Clone, Copy, Debug, PartialEq)]
 enum Kind {
@@ -26,6 +28,7 @@ enum Kind {
 /// Variants for the normalisation rows.
 pub fn variants(row: &str) -> Option<Vec<Variant>> {
     let kind = match row {
+        "SoftmaxCrossEntropy" => return cross_entropy::loss_variants(row, false),
         "Softmax" => Kind::Softmax,
         "LogSoftmax" => Kind::LogSoftmax,
         "LayerNorm" => Kind::LayerNorm,
@@ -126,7 +129,8 @@ fn fused_case(kind: Kind, dtype: DType, sk: &Skeleton) -> Generated {
     let small = Values::floats(FloatDomain::new(&[Piece::Uniform(-1.0, 1.0)], &[]));
     let bias_dims = bias_shape(&mut rng, &sk.shape);
     let bias = small.tensor(&mut rng, dtype, &bias_dims, 0.0)?;
-    let gamma = Values::floats(FloatDomain::new(&[Piece::Uniform(-2.0, 2.0)], &[])).tensor(&mut rng, dtype, &tail, 0.0)?;
+    let gamma =
+        Values::floats(FloatDomain::new(&[Piece::Uniform(-2.0, 2.0)], &[])).tensor(&mut rng, dtype, &tail, 0.0)?;
     let beta = small.tensor(&mut rng, dtype, &tail, 0.0)?;
     let axis = axis_form(&mut rng, axis, rank);
     let mut pb = ProblemBuilder::new();

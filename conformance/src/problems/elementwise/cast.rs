@@ -3,8 +3,8 @@
 //! target, halves (truncation), float overflow, ties of narrowing roundings and values that a
 //! double rounding (F64 → F32 → F16) gets wrong.
 
-use super::{skeleton, Skeleton, Variant};
 use crate::problem::{Generated, ProblemBuilder};
+use crate::problems::{skeleton, Skeleton, Variant};
 use crate::shapes::SMALL_NUMEL;
 use crate::values::{
     bool_tensor, c64_tensor, component, extremes, float_tensor, int_tensor, wrap_int, FloatDomain, IntDomain, Piece,

@@ -2,17 +2,23 @@
 //! rank 0–5 with broadcasting between operands (rank mismatch and 1-dims included), values from
 //! each sub-op's test domain ([`super::domains`]) with its special values mixed in.
 
-use super::domains::{self, BinaryDomain, REM_A_SPECIALS, REM_B_SPECIALS};
-use super::{per_dtype, skeleton, Skeleton, Variant};
 use crate::problem::{Generated, ProblemBuilder};
+use crate::problems::{per_dtype, skeleton, Skeleton, Variant};
 use crate::shapes::{broadcast_partner, numel, MAX_NUMEL};
 use crate::values::{fit_normal, float_tensor, pooled, round_to, Rng, Values};
 use backend_api::op::{BinaryOp, CompareOp, UnaryOp};
 use backend_api::{DType, Result, Tensor};
+use domains::{BinaryDomain, REM_A_SPECIALS, REM_B_SPECIALS};
 use proptest::prelude::*;
+
+pub mod cast;
+pub mod domains;
 
 /// Variants for the rows of this family.
 pub fn variants(row: &str) -> Option<Vec<Variant>> {
+    if row == "Cast" {
+        return cast::variants(row);
+    }
     match row {
         "Where" => return per_dtype(row, |dt| strategy(dt, 3, where_case)),
         "Fma" => return per_dtype(row, |dt| strategy(dt, 3, fma_case)),

@@ -2,16 +2,22 @@
 //! negative forms), `keep_dims` both ways, zero-sized reduced axes (identities), ranks 0–5.
 //! Float `Sum`/`Mean` carry the magnitude `M = Σ|x|` (`/|R|` for `Mean`).
 
-use super::{per_dtype, skeleton, Skeleton, Variant};
 use crate::problem::{nth, Generated, ProblemBuilder};
+use crate::problems::{per_dtype, skeleton, Skeleton, Variant};
 use crate::shapes::{axis_form, MAX_NUMEL, SMALL_NUMEL};
 use crate::values::{FloatDomain, IntDomain, Piece, Rng, Values, IEEE_SPECIALS};
 use backend_api::op::ReduceOp;
 use backend_api::DType;
 use proptest::prelude::*;
 
+pub mod arg;
+pub mod cumsum;
+
 /// Variants for the `Reduce.*` rows.
 pub fn variants(row: &str) -> Option<Vec<Variant>> {
+    if let Some(v) = arg::variants(row).or_else(|| cumsum::variants(row)) {
+        return Some(v);
+    }
     let name = row.strip_prefix("Reduce.")?;
     let op = *ReduceOp::ALL.iter().find(|r| r.name() == name)?;
     // Products over many elements leave the float range quickly; keep them smaller.

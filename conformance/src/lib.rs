@@ -6,6 +6,7 @@
 //! - [`compare`]: elementwise comparison by tolerance class with the spec's equivalences;
 //! - [`runner`]: runs problems on the backend under test and the reference;
 //! - [`report`]: the op × dtype × backend table (`docs/ops.md`);
+//! - [`readme`]: the README section of ops each backend does not run yet;
 //! - [`expected`]: the cases each backend is known to refuse as `Unsupported`, with reasons.
 //!
 //! Rows without a generator must be listed in [`NOT_COVERED`] with a reason; a test fails when a
@@ -36,6 +37,7 @@ pub mod display;
 pub mod expected;
 pub mod problem;
 pub mod problems;
+pub mod readme;
 pub mod report;
 pub mod rng;
 pub mod runner;

@@ -136,6 +136,9 @@ pub trait Executable: Send {
     fn clone_shared(&self) -> Result<Box<dyn Executable>>;
 }
 
+/// A symbol bound by a run: (symbol, size, name of the input that bound it).
+pub type SymbolBinding = (String, usize, String);
+
 /// Checks run feeds against a signature (names, dtypes, shapes; every input present, none
 /// unknown), returns them in signature order with the symbols they bind.
 pub fn check_feeds<'a>(sig: &Signature, inputs: &[(&str, Feed<'a>)]) -> Result<(Vec<Feed<'a>>, Bindings)> {
@@ -144,10 +147,7 @@ pub fn check_feeds<'a>(sig: &Signature, inputs: &[(&str, Feed<'a>)]) -> Result<(
 }
 
 /// [`check_feeds`], with each binding as (symbol, size, name of the input that bound it).
-pub fn bind_feeds<'a>(
-    sig: &Signature,
-    inputs: &[(&str, Feed<'a>)],
-) -> Result<(Vec<Feed<'a>>, Vec<(String, usize, String)>)> {
+pub fn bind_feeds<'a>(sig: &Signature, inputs: &[(&str, Feed<'a>)]) -> Result<(Vec<Feed<'a>>, Vec<SymbolBinding>)> {
     for (name, _) in inputs {
         if !sig.inputs.iter().any(|s| s.name == *name) {
             let known: Vec<&str> = sig.inputs.iter().map(|s| s.name.as_str()).collect();
@@ -190,17 +190,12 @@ pub fn check_run_inputs<'a>(sig: &Signature, inputs: &[(&str, TensorView<'a>)]) 
 }
 
 /// Checks one tensor against a declared slot; symbolic dims are bound in `bindings`.
-pub fn check_slot(slot: &Slot, v: &TensorView<'_>, bindings: &mut Vec<(String, usize, String)>) -> Result<()> {
+pub fn check_slot(slot: &Slot, v: &TensorView<'_>, bindings: &mut Vec<SymbolBinding>) -> Result<()> {
     check_value(slot, v.dtype(), v.shape(), bindings)
 }
 
 /// Checks a dtype and shape against a declared slot; symbolic dims are bound in `bindings`.
-pub fn check_value(
-    slot: &Slot,
-    dtype: DType,
-    dims: &[usize],
-    bindings: &mut Vec<(String, usize, String)>,
-) -> Result<()> {
+pub fn check_value(slot: &Slot, dtype: DType, dims: &[usize], bindings: &mut Vec<SymbolBinding>) -> Result<()> {
     if dtype != slot.dtype {
         crate::bail!(Input, "{:?} expects {} but got {}", slot.name, slot.dtype, dtype);
     }

@@ -550,41 +550,6 @@ pub fn tolerance_for(op: &Op, dtype: DType) -> (Tolerance, bool) {
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn the_table_has_the_spec_op_count_and_unique_rows() {
-        let ops = if cfg!(feature = "splat") { 77 } else { 73 };
-        assert_eq!(OpKind::ALL.len(), ops, "§3 totals: 77 ops, 73 without splat");
-        let table = op_table();
-        let subs = UnaryOp::ALL.len() + BinaryOp::ALL.len() + CompareOp::ALL.len() + ReduceOp::ALL.len() + 2;
-        assert_eq!(table.len(), ops - 5 + subs);
-        let mut names: Vec<&str> = table.iter().map(|e| e.name.as_str()).collect();
-        names.sort();
-        names.dedup();
-        assert_eq!(names.len(), table.len(), "duplicate row names");
-        for e in &table {
-            assert!(e.name.split('.').next() == Some(e.kind.name()), "{} is not a row of {:?}", e.name, e.kind);
-            assert!(!e.dtypes.is_empty(), "{} accepts no dtype", e.name);
-            assert_eq!(op_entry(&e.name).as_ref(), Some(e));
-        }
-    }
-
-    #[test]
-    fn kinds_round_trip_by_name_and_have_families() {
-        for k in OpKind::ALL {
-            assert_eq!(OpKind::from_name(k.name()), Some(*k));
-            assert!(Family::ALL.contains(&k.family()));
-        }
-        assert_eq!(op_label(&Op::MatMul), "MatMul");
-        assert_eq!(op_label(&Op::Unary(UnaryOp::Exp)), "Unary.Exp");
-        assert_eq!(OpKind::Cumsum.family().module(), "reduce");
-        assert!(Arity::Between(2, 3).admits(3) && !Arity::Exactly(1).admits(2) && Arity::AtLeast(0).admits(0));
-    }
-}
-
 /// Writes a backend's one exhaustive dispatch over a node's [`Op`] together with the kinds it does
 /// not implement, and derives from that list the backend's predicate over [`OpKind`]: the list
 /// of what a backend implements is written once, as match arms the compiler checks for
@@ -648,4 +613,39 @@ macro_rules! dispatch_ops {
             }
         }
     };
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_table_has_the_spec_op_count_and_unique_rows() {
+        let ops = if cfg!(feature = "splat") { 77 } else { 73 };
+        assert_eq!(OpKind::ALL.len(), ops, "§3 totals: 77 ops, 73 without splat");
+        let table = op_table();
+        let subs = UnaryOp::ALL.len() + BinaryOp::ALL.len() + CompareOp::ALL.len() + ReduceOp::ALL.len() + 2;
+        assert_eq!(table.len(), ops - 5 + subs);
+        let mut names: Vec<&str> = table.iter().map(|e| e.name.as_str()).collect();
+        names.sort();
+        names.dedup();
+        assert_eq!(names.len(), table.len(), "duplicate row names");
+        for e in &table {
+            assert!(e.name.split('.').next() == Some(e.kind.name()), "{} is not a row of {:?}", e.name, e.kind);
+            assert!(!e.dtypes.is_empty(), "{} accepts no dtype", e.name);
+            assert_eq!(op_entry(&e.name).as_ref(), Some(e));
+        }
+    }
+
+    #[test]
+    fn kinds_round_trip_by_name_and_have_families() {
+        for k in OpKind::ALL {
+            assert_eq!(OpKind::from_name(k.name()), Some(*k));
+            assert!(Family::ALL.contains(&k.family()));
+        }
+        assert_eq!(op_label(&Op::MatMul), "MatMul");
+        assert_eq!(op_label(&Op::Unary(UnaryOp::Exp)), "Unary.Exp");
+        assert_eq!(OpKind::Cumsum.family().module(), "reduce");
+        assert!(Arity::Between(2, 3).admits(3) && !Arity::Exactly(1).admits(2) && Arity::AtLeast(0).admits(0));
+    }
 }

@@ -1,6 +1,6 @@
 //! Generators for `Unary.*`, `Binary.*`, `Compare.*`, `Where` and `Fma` (§2.2.1–2.2.5): shapes of
 //! rank 0–5 with broadcasting between operands (rank mismatch and 1-dims included), values from
-//! each sub-op's test domain ([`super::domains`]) with its special values mixed in.
+//! each sub-op's test domain ([`domains`]) with its special values mixed in.
 
 use crate::problem::{Generated, ProblemBuilder};
 use crate::problems::{per_dtype, skeleton, Skeleton, Variant};

@@ -1,7 +1,7 @@
 //! The backend contract: [`Backend`] compiles graphs into [`Executable`]s.
 
 use crate::device_value::{Feed, Fetched, Placement};
-use crate::{Bindings, DType, Graph, Result, Shape, Tensor, TensorView};
+use crate::{Bindings, DType, Graph, OpKind, Result, Shape, Tensor, TensorView};
 
 /// What a backend can do on the device it was created for.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -22,11 +22,17 @@ pub struct CompileOptions {
     /// For graphs with symbolic dims on backends that compile one variant per binding of the
     /// symbols: how many compiled variants to keep (least recently used dropped first; ≥ 1).
     pub max_variants: usize,
+    /// Decompose every op that has a decomposition ([`crate::decompose::legalise`] with `all`),
+    /// even the ops the backend lowers natively. Off by default: a native lowering is faster. On,
+    /// it runs the same graph through the primitives instead, which is how conformance checks
+    /// both paths of the ops that have two, and a way to rule out a fused kernel when a result
+    /// looks wrong.
+    pub decompose_all: bool,
 }
 
 impl Default for CompileOptions {
     fn default() -> CompileOptions {
-        CompileOptions { no_memory_reuse: false, max_variants: 8 }
+        CompileOptions { no_memory_reuse: false, max_variants: 8, decompose_all: false }
     }
 }
 
@@ -86,6 +92,15 @@ pub trait Backend: Send + Sync {
     fn capabilities(&self) -> Capabilities;
     /// Validates and compiles `graph`. All slow work (pipelines, memory plan) happens here.
     fn compile(&self, graph: &Graph, options: &CompileOptions) -> Result<Box<dyn Executable>>;
+    /// Whether the backend lowers ops of `kind` itself, without decomposing them
+    /// ([`crate::decompose::legalise`]'s `native`). Conformance runs a row both ways when its kind
+    /// is native and has a decomposition. The default, for a backend that does not legalise, is
+    /// "every kind whose rows [`Capabilities::ops`] lists"; a backend that legalises overrides it
+    /// with its dispatch's predicate (`dispatch_ops!`).
+    fn implements(&self, kind: OpKind) -> bool {
+        let ops = self.capabilities().ops;
+        kind.labels().iter().any(|l| ops.contains(l))
+    }
 }
 
 /// A compiled graph. Params are set once and kept; `run` may be called any number of times.
@@ -121,6 +136,9 @@ pub trait Executable: Send {
     fn clone_shared(&self) -> Result<Box<dyn Executable>>;
 }
 
+/// A symbol bound by a run: (symbol, size, name of the input that bound it).
+pub type SymbolBinding = (String, usize, String);
+
 /// Checks run feeds against a signature (names, dtypes, shapes; every input present, none
 /// unknown), returns them in signature order with the symbols they bind.
 pub fn check_feeds<'a>(sig: &Signature, inputs: &[(&str, Feed<'a>)]) -> Result<(Vec<Feed<'a>>, Bindings)> {
@@ -129,10 +147,7 @@ pub fn check_feeds<'a>(sig: &Signature, inputs: &[(&str, Feed<'a>)]) -> Result<(
 }
 
 /// [`check_feeds`], with each binding as (symbol, size, name of the input that bound it).
-pub fn bind_feeds<'a>(
-    sig: &Signature,
-    inputs: &[(&str, Feed<'a>)],
-) -> Result<(Vec<Feed<'a>>, Vec<(String, usize, String)>)> {
+pub fn bind_feeds<'a>(sig: &Signature, inputs: &[(&str, Feed<'a>)]) -> Result<(Vec<Feed<'a>>, Vec<SymbolBinding>)> {
     for (name, _) in inputs {
         if !sig.inputs.iter().any(|s| s.name == *name) {
             let known: Vec<&str> = sig.inputs.iter().map(|s| s.name.as_str()).collect();
@@ -175,17 +190,12 @@ pub fn check_run_inputs<'a>(sig: &Signature, inputs: &[(&str, TensorView<'a>)]) 
 }
 
 /// Checks one tensor against a declared slot; symbolic dims are bound in `bindings`.
-pub fn check_slot(slot: &Slot, v: &TensorView<'_>, bindings: &mut Vec<(String, usize, String)>) -> Result<()> {
+pub fn check_slot(slot: &Slot, v: &TensorView<'_>, bindings: &mut Vec<SymbolBinding>) -> Result<()> {
     check_value(slot, v.dtype(), v.shape(), bindings)
 }
 
 /// Checks a dtype and shape against a declared slot; symbolic dims are bound in `bindings`.
-pub fn check_value(
-    slot: &Slot,
-    dtype: DType,
-    dims: &[usize],
-    bindings: &mut Vec<(String, usize, String)>,
-) -> Result<()> {
+pub fn check_value(slot: &Slot, dtype: DType, dims: &[usize], bindings: &mut Vec<SymbolBinding>) -> Result<()> {
     if dtype != slot.dtype {
         crate::bail!(Input, "{:?} expects {} but got {}", slot.name, slot.dtype, dtype);
     }

@@ -79,6 +79,13 @@ impl Error {
         self
     }
 
+    /// Names `id` and `op` as the node, replacing any node already named: how an error found in a
+    /// rewritten graph (legalisation) is reported against the node of the user's graph.
+    pub fn with_node(mut self, id: usize, op: impl Into<String>) -> Error {
+        self.node = Some((id, op.into()));
+        self
+    }
+
     /// Prefixes the message with more context.
     pub fn context(mut self, ctx: impl fmt::Display) -> Error {
         self.message = format!("{ctx}: {}", self.message);
@@ -93,6 +100,11 @@ impl Error {
     /// The node id, if the error concerns one node.
     pub fn node_id(&self) -> Option<usize> {
         self.node.as_ref().map(|(id, _)| *id)
+    }
+
+    /// The op description of the node, if the error concerns one node.
+    pub fn node_op(&self) -> Option<&str> {
+        self.node.as_ref().map(|(_, op)| op.as_str())
     }
 
     /// The message without the kind and node prefix.

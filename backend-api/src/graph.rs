@@ -146,6 +146,7 @@ impl Graph {
                     None => return Err(ctx(Error::new(crate::ErrorKind::Arity, format!("input {v} does not exist")))),
                 }
             }
+            crate::spec::check_arity(&node.op, types.len()).map_err(ctx)?;
             let inferred = infer(&node.op, &types).map_err(ctx)?;
             if inferred != node.outputs {
                 return Err(ctx(Error::new(

@@ -11,7 +11,6 @@
 mod backend;
 mod bind;
 mod builder;
-mod builder_ext;
 pub mod custom;
 pub mod decompose;
 pub mod device_value;
@@ -32,7 +31,7 @@ pub mod trace;
 
 pub use backend::{
     bind_feeds, check_feeds, check_placement, check_run_inputs, check_slot, check_value, Backend, Capabilities,
-    CompileOptions, Executable, Signature, Slot,
+    CompileOptions, Executable, Signature, Slot, SymbolBinding,
 };
 pub use bind::Bindings;
 pub use builder::GraphBuilder;

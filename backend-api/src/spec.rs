@@ -160,6 +160,16 @@ pub enum Arity {
     AtLeast(usize),
 }
 
+impl std::fmt::Display for Arity {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Arity::Exactly(k) => write!(f, "exactly {k}"),
+            Arity::Between(lo, hi) => write!(f, "{lo} to {hi}"),
+            Arity::AtLeast(k) => write!(f, "at least {k}"),
+        }
+    }
+}
+
 impl Arity {
     /// Whether `n` inputs are within the bound.
     pub fn admits(self, n: usize) -> bool {
@@ -513,6 +523,16 @@ pub fn op_label(op: &Op) -> String {
     }
 }
 
+/// Checks a node's input count against its kind's [`Arity`] (`Arity` error). Inference then checks
+/// the exact count the attributes ask for; this bound holds for every node of a graph.
+pub fn check_arity(op: &Op, inputs: usize) -> crate::Result<()> {
+    let arity = op.kind().arity();
+    if !arity.admits(inputs) {
+        crate::bail!(Arity, "{} takes {} inputs, got {inputs}", op_label(op), arity);
+    }
+    Ok(())
+}
+
 /// The tolerance class and magnitude flag for a node of `op` producing `dtype`.
 /// Integer, Bool and index outputs are always compared exactly.
 pub fn tolerance_for(op: &Op, dtype: DType) -> (Tolerance, bool) {
@@ -527,41 +547,6 @@ pub fn tolerance_for(op: &Op, dtype: DType) -> (Tolerance, bool) {
             Some(e) => (e.tolerance, e.magnitude),
             None => (Tolerance::Approx, false),
         },
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn the_table_has_the_spec_op_count_and_unique_rows() {
-        let ops = if cfg!(feature = "splat") { 77 } else { 73 };
-        assert_eq!(OpKind::ALL.len(), ops, "§3 totals: 77 ops, 73 without splat");
-        let table = op_table();
-        let subs = UnaryOp::ALL.len() + BinaryOp::ALL.len() + CompareOp::ALL.len() + ReduceOp::ALL.len() + 2;
-        assert_eq!(table.len(), ops - 5 + subs);
-        let mut names: Vec<&str> = table.iter().map(|e| e.name.as_str()).collect();
-        names.sort();
-        names.dedup();
-        assert_eq!(names.len(), table.len(), "duplicate row names");
-        for e in &table {
-            assert!(e.name.split('.').next() == Some(e.kind.name()), "{} is not a row of {:?}", e.name, e.kind);
-            assert!(!e.dtypes.is_empty(), "{} accepts no dtype", e.name);
-            assert_eq!(op_entry(&e.name).as_ref(), Some(e));
-        }
-    }
-
-    #[test]
-    fn kinds_round_trip_by_name_and_have_families() {
-        for k in OpKind::ALL {
-            assert_eq!(OpKind::from_name(k.name()), Some(*k));
-            assert!(Family::ALL.contains(&k.family()));
-        }
-        assert_eq!(op_label(&Op::MatMul), "MatMul");
-        assert_eq!(op_label(&Op::Unary(UnaryOp::Exp)), "Unary.Exp");
-        assert_eq!(OpKind::Cumsum.family().module(), "reduce");
-        assert!(Arity::Between(2, 3).admits(3) && !Arity::Exactly(1).admits(2) && Arity::AtLeast(0).admits(0));
     }
 }
 
@@ -628,4 +613,39 @@ macro_rules! dispatch_ops {
             }
         }
     };
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_table_has_the_spec_op_count_and_unique_rows() {
+        let ops = if cfg!(feature = "splat") { 77 } else { 73 };
+        assert_eq!(OpKind::ALL.len(), ops, "§3 totals: 77 ops, 73 without splat");
+        let table = op_table();
+        let subs = UnaryOp::ALL.len() + BinaryOp::ALL.len() + CompareOp::ALL.len() + ReduceOp::ALL.len() + 2;
+        assert_eq!(table.len(), ops - 5 + subs);
+        let mut names: Vec<&str> = table.iter().map(|e| e.name.as_str()).collect();
+        names.sort();
+        names.dedup();
+        assert_eq!(names.len(), table.len(), "duplicate row names");
+        for e in &table {
+            assert!(e.name.split('.').next() == Some(e.kind.name()), "{} is not a row of {:?}", e.name, e.kind);
+            assert!(!e.dtypes.is_empty(), "{} accepts no dtype", e.name);
+            assert_eq!(op_entry(&e.name).as_ref(), Some(e));
+        }
+    }
+
+    #[test]
+    fn kinds_round_trip_by_name_and_have_families() {
+        for k in OpKind::ALL {
+            assert_eq!(OpKind::from_name(k.name()), Some(*k));
+            assert!(Family::ALL.contains(&k.family()));
+        }
+        assert_eq!(op_label(&Op::MatMul), "MatMul");
+        assert_eq!(op_label(&Op::Unary(UnaryOp::Exp)), "Unary.Exp");
+        assert_eq!(OpKind::Cumsum.family().module(), "reduce");
+        assert!(Arity::Between(2, 3).admits(3) && !Arity::Exactly(1).admits(2) && Arity::AtLeast(0).admits(0));
+    }
 }

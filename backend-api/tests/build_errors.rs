@@ -89,3 +89,32 @@ fn rank_limit() {
     let mut g = GraphBuilder::new();
     assert_eq!(kind_and_msg(g.input("x", DType::F32, [1usize; 9])).0, ErrorKind::Shape);
 }
+
+/// A graph put together by hand (not by the builder) whose node has more inputs than its kind
+/// admits fails validation with `Arity`, from the op table's bound, before inference looks at it.
+#[test]
+fn validation_checks_arity_against_the_op_table() {
+    use backend_api::{Graph, Node, NodeId, Op, TensorType, Value};
+    let mut g = GraphBuilder::new();
+    let a = g.input("a", DType::F32, [2]).unwrap();
+    let b = g.input("b", DType::F32, [2]).unwrap();
+    let y = g.unary(UnaryOp::Exp, a).unwrap();
+    g.output(y).unwrap();
+    let good = g.build().unwrap();
+    let mut nodes = good.nodes().to_vec();
+    nodes[2] =
+        Node { op: Op::Unary(UnaryOp::Exp), inputs: vec![a, b], outputs: vec![TensorType::new(DType::F32, &[2])] };
+    let e = Graph::from_parts(nodes.clone(), good.outputs().to_vec()).unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::Arity);
+    assert!(e.to_string().contains("Unary.Exp takes exactly 1 inputs, got 2") && e.node_id() == Some(2), "{e}");
+    // Concat's bound is "at least 1": none is an Arity error too, and so is a leaf with an input.
+    nodes[2] = Node { op: Op::Concat { axis: 0 }, inputs: vec![], outputs: vec![TensorType::new(DType::F32, &[2])] };
+    let e = Graph::from_parts(nodes.clone(), good.outputs().to_vec()).unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::Arity, "{e}");
+    let mut g = GraphBuilder::new();
+    let e = g.add(
+        Op::Input(backend_api::op::InputAttrs { name: "x".into(), dtype: DType::F32, shape: [1].into() }),
+        &[Value::first(NodeId(0))],
+    );
+    assert_eq!(e.unwrap_err().kind(), ErrorKind::Arity);
+}

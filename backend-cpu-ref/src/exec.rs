@@ -2,6 +2,7 @@
 
 use crate::eval::{kernel, Env, Kernel};
 use crate::layout::Bindings;
+use backend_api::decompose::Legalised;
 use backend_api::spec::op_label;
 use backend_api::{
     bail, bind_feeds, check_placement, check_slot, DType, DeviceStorage, DeviceTensor, Executable, Feed, Fetched,
@@ -14,7 +15,10 @@ use std::sync::{Arc, RwLock};
 /// A compiled graph for the reference backend. Clones made by `clone_shared` share the graph,
 /// the kernels and the params.
 pub struct CpuRefExecutable {
-    graph: Arc<Graph>,
+    /// The user's graph (errors name its nodes).
+    user: Arc<Graph>,
+    /// The legalised graph that is evaluated, and where each of its nodes came from.
+    legal: Arc<Legalised>,
     kernels: Arc<Vec<Kernel>>,
     sig: Signature,
     params: Arc<RwLock<HashMap<String, Tensor>>>,
@@ -58,16 +62,19 @@ fn feed_tensor(name: &str, f: &Feed<'_>) -> Result<Tensor> {
 }
 
 impl CpuRefExecutable {
-    /// Builds a kernel per node; errs (`Unsupported`, naming node and op) on an op not implemented.
-    pub(crate) fn new(graph: &Graph) -> Result<CpuRefExecutable> {
-        let mut kernels = Vec::with_capacity(graph.nodes().len());
-        for (id, node) in graph.nodes().iter().enumerate() {
-            kernels.push(kernel(&node.op).map_err(|e| e.at_node(id, op_label(&node.op)))?);
+    /// Builds a kernel per node of `legal` (the legalised `user` graph); errs (`Unsupported`,
+    /// naming the user's node and op) on an op not implemented.
+    pub(crate) fn new(user: &Graph, legal: Legalised) -> Result<CpuRefExecutable> {
+        let mut kernels = Vec::with_capacity(legal.graph.nodes().len());
+        for (id, node) in legal.graph.nodes().iter().enumerate() {
+            let k = kernel(&node.op).map_err(|e| legal.user_error(user, e.at_node(id, op_label(&node.op))))?;
+            kernels.push(k);
         }
         Ok(CpuRefExecutable {
-            graph: Arc::new(graph.clone()),
+            user: Arc::new(user.clone()),
+            legal: Arc::new(legal),
             kernels: Arc::new(kernels),
-            sig: Signature::of(graph),
+            sig: Signature::of(user),
             params: Arc::new(RwLock::new(HashMap::new())),
         })
     }
@@ -75,9 +82,10 @@ impl CpuRefExecutable {
     /// Evaluates every node in order and returns the values of every node's outputs.
     fn evaluate(&self, inputs: &HashMap<String, Tensor>, bindings: &mut Bindings) -> Result<Vec<Vec<Tensor>>> {
         let Ok(params) = self.params.read() else { bail!(Device, "the params lock was poisoned by a panic") };
-        let mut values: Vec<Vec<Tensor>> = Vec::with_capacity(self.graph.nodes().len());
-        for (id, (node, kern)) in self.graph.nodes().iter().zip(self.kernels.iter()).enumerate() {
-            let ctx = |e: backend_api::Error| e.at_node(id, op_label(&node.op));
+        let graph = &self.legal.graph;
+        let mut values: Vec<Vec<Tensor>> = Vec::with_capacity(graph.nodes().len());
+        for (id, (node, kern)) in graph.nodes().iter().zip(self.kernels.iter()).enumerate() {
+            let ctx = |e: backend_api::Error| self.legal.user_error(&self.user, e.at_node(id, op_label(&node.op)));
             let mut ins = Vec::with_capacity(node.inputs.len());
             for v in &node.inputs {
                 match values.get(v.node.0).and_then(|o| o.get(v.output)) {
@@ -149,8 +157,9 @@ impl Executable for CpuRefExecutable {
         self.check_params_set()?;
         let mut bindings = Bindings::from_slots(slots);
         let values = self.evaluate(&by_name, &mut bindings)?;
-        let mut outs = Vec::with_capacity(self.graph.outputs().len());
-        for (i, v) in self.graph.outputs().iter().enumerate() {
+        let outputs = self.legal.graph.outputs();
+        let mut outs = Vec::with_capacity(outputs.len());
+        for (i, v) in outputs.iter().enumerate() {
             let Some(t) = values.get(v.node.0).and_then(|o| o.get(v.output)) else {
                 bail!(Arity, "graph output {v} was not computed")
             };
@@ -164,7 +173,8 @@ impl Executable for CpuRefExecutable {
 
     fn clone_shared(&self) -> Result<Box<dyn Executable>> {
         Ok(Box::new(CpuRefExecutable {
-            graph: self.graph.clone(),
+            user: self.user.clone(),
+            legal: self.legal.clone(),
             kernels: self.kernels.clone(),
             sig: self.sig.clone(),
             params: self.params.clone(),

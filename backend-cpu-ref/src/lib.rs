@@ -17,7 +17,8 @@ mod layout;
 mod ops;
 pub mod value;
 
-use backend_api::{Backend, Capabilities, CompileOptions, DType, Executable, Graph, Result};
+use backend_api::decompose::{legalise, reachable};
+use backend_api::{Backend, Capabilities, CompileOptions, DType, Executable, Graph, OpKind, Result};
 
 pub use exec::CpuRefExecutable;
 
@@ -41,15 +42,23 @@ impl Backend for CpuRefBackend {
         Capabilities {
             device: "host CPU (plain reference loops, f64 accumulation)".to_string(),
             dtypes: DType::ALL.to_vec(),
-            ops: eval::supported_ops(),
+            // Every kind cpu-ref runs: its own kernels and what legalisation builds from them.
+            ops: backend_api::spec::labels_where(|k| reachable(k, &eval::implements)),
         }
     }
 
-    /// Validates the graph and builds a kernel per node. Ops outside the implemented set give an
-    /// `Unsupported` error naming the node and op.
-    fn compile(&self, graph: &Graph, _options: &CompileOptions) -> Result<Box<dyn Executable>> {
+    /// Validates the graph, legalises it (every op cpu-ref has no kernel for and that has a
+    /// decomposition becomes its primitives; with `decompose_all`, every op that has one) and
+    /// builds a kernel per node. Ops that are neither implemented nor decomposable give an
+    /// `Unsupported` error naming the node and op; errors always name the user's node.
+    fn compile(&self, graph: &Graph, options: &CompileOptions) -> Result<Box<dyn Executable>> {
         graph.validate()?;
-        Ok(Box::new(CpuRefExecutable::new(graph)?))
+        let legal = legalise(graph, &eval::implements, options.decompose_all)?;
+        Ok(Box::new(CpuRefExecutable::new(graph, legal)?))
+    }
+
+    fn implements(&self, kind: OpKind) -> bool {
+        eval::implements(kind)
     }
 }
 

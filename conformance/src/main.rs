@@ -2,15 +2,22 @@
 //! [--out PATH | --no-docs]`
 //!
 //! Property-tests every op-table row on each backend (default: `wgpu` and `cpu-ref`) against
-//! `cpu-ref`, prints `op<TAB>dtype<TAB>status<TAB>cases<TAB>worst_error` per (op, dtype) and
-//! regenerates `docs/ops.md` with one column per backend.
+//! `cpu-ref`, prints `op<TAB>dtype<TAB>status<TAB>cases<TAB>worst_error` per (op, dtype),
+//! regenerates `docs/ops.md` with one column per backend and the README's list of ops not run
+//! yet (unless `--no-docs`).
+//!
+//! `cargo run -p conformance -- readme` regenerates only that README section (fast: it reads
+//! each backend's capabilities and runs nothing).
 
 use conformance::report::{markdown, run_backend, tsv};
-use conformance::{proptest_config, VariantResult, DEFAULT_BACKEND, DEFAULT_CASES, REFERENCE};
+use conformance::{proptest_config, readme, VariantResult, DEFAULT_BACKEND, DEFAULT_CASES, REFERENCE};
 use std::io::Write;
 use std::process::ExitCode;
 
-const USAGE: &str = "usage: conformance report [--backend NAME]... [--cases N] [--threads N] [--out PATH | --no-docs]";
+const USAGE: &str = "usage: conformance report [--backend NAME]... [--cases N] [--threads N] [--out PATH | --no-docs]\n       conformance readme";
+
+/// The README whose generated section `report` and `readme` rewrite.
+const README: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../README.md");
 
 struct Args {
     backends: Vec<String>,
@@ -50,7 +57,45 @@ fn progress(r: &VariantResult) {
     }
 }
 
+/// Rewrites the README's not-lowered section; a note (not a failure) when the README has no
+/// markers or a backend cannot be created.
+fn write_readme() -> ExitCode {
+    let caps = match readme::capabilities() {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("README.md not updated: {e}");
+            return ExitCode::SUCCESS;
+        }
+    };
+    let text = match std::fs::read_to_string(README) {
+        Ok(t) => t,
+        Err(e) => {
+            eprintln!("cannot read {README}: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let Some(new) = readme::replace_section(&text, &readme::section(&caps)) else {
+        eprintln!(
+            "README.md has no {} … {} markers; its not-lowered section was not written",
+            readme::BEGIN,
+            readme::END
+        );
+        return ExitCode::SUCCESS;
+    };
+    if new != text {
+        if let Err(e) = std::fs::write(README, new) {
+            eprintln!("cannot write {README}: {e}");
+            return ExitCode::FAILURE;
+        }
+        eprintln!("wrote the not-lowered section of {README}");
+    }
+    ExitCode::SUCCESS
+}
+
 fn main() -> ExitCode {
+    if std::env::args().nth(1).as_deref() == Some("readme") {
+        return write_readme();
+    }
     let args = match parse(std::env::args().skip(1)) {
         Ok(a) => a,
         Err(e) => {
@@ -79,6 +124,7 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
         eprintln!("wrote {path}");
+        return write_readme();
     }
     ExitCode::SUCCESS
 }

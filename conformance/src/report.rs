@@ -3,7 +3,7 @@
 //! markdown table of `docs/ops.md`. A row without a generator is "untested", never "pass".
 
 use crate::runner::{format_worst, Runner, Status, VariantResult, REFERENCE};
-use crate::{variants, NOT_COVERED};
+use crate::{variants, EXPECTED_UNSUPPORTED, NOT_COVERED};
 use backend_api::spec::op_table;
 use backend_api::DType;
 use proptest::test_runner::Config as ProptestConfig;
@@ -87,6 +87,7 @@ fn cell(r: Option<&VariantResult>) -> String {
             Status::Pass if r.skipped > 0 => {
                 format!("pass ({}; {}; {} unsupported)", r.cases, format_worst(r.worst), r.skipped)
             }
+            Status::Pass if r.both_paths => format!("pass ({}; {}; decomposed too)", r.cases, format_worst(r.worst)),
             Status::Pass => format!("pass ({}; {})", r.cases, format_worst(r.worst)),
             Status::Fail => format!("**fail** ({}; {})", r.cases, format_worst(r.worst)),
             Status::Unsupported => "unsupported".to_string(),
@@ -122,8 +123,10 @@ pub fn markdown(reports: &[BackendReport], cases: &str) -> String {
         "Cells: status (cases compared; worst error ratio `|got - want| / allowed`, which passes when <= 1, \
          `inf` for an exact mismatch or an error; cases the backend refused as unsupported, if some were). \
          `pass`: every compared case inside the op's tolerance class \
-         (SPEC-ops §1.11). `fail`: a wrong value, shape or error. `unsupported`: the backend refused every \
-         case at compile. `untested`: no problem generator yet (never counted as passing).\n"
+         (SPEC-ops §1.11); `decomposed too`: each case also ran compiled with `decompose_all` (the backend \
+         lowers the op natively and it has a decomposition) and both results passed. `fail`: a wrong value, \
+         shape or error. `unsupported`: the backend refused every case at compile (listed with the reason \
+         below). `untested`: no problem generator yet (never counted as passing).\n"
     );
     for r in reports {
         let _ = writeln!(s, "- `{}`: {}", r.backend, counts(r));
@@ -151,6 +154,12 @@ pub fn markdown(reports: &[BackendReport], cases: &str) -> String {
     let table: Vec<String> = op_table().into_iter().map(|e| e.name).collect();
     for (op, why) in NOT_COVERED.iter().filter(|(op, _)| table.iter().any(|t| t == op)) {
         let _ = writeln!(s, "| {op} | {why} |");
+    }
+    let _ = writeln!(s, "\n## Cases a backend refuses (expected `Unsupported`)\n");
+    let _ = writeln!(s, "| Backend | Op | DType | Reason |\n|---|---|---|---|");
+    for e in EXPECTED_UNSUPPORTED {
+        let dtype = e.dtype.map_or("all".to_string(), |d| d.name().to_string());
+        let _ = writeln!(s, "| {} | {} | {dtype} | {} |", e.backend, e.row, e.reason);
     }
     s
 }

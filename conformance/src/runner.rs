@@ -7,8 +7,9 @@
 use crate::compare::{compare, Comparison};
 use crate::problem::{Generated, Problem};
 use crate::problems::{variants, Variant};
+use backend_api::decompose::decomposition_uses;
 use backend_api::spec::{op_entry, op_label, tolerance_for, Tolerance};
-use backend_api::{Backend, CompileOptions, DType, ErrorKind, Graph, Result, Tensor};
+use backend_api::{Backend, CompileOptions, DType, ErrorKind, Graph, OpKind, Result, Tensor};
 use proptest::test_runner::{Config as ProptestConfig, FileFailurePersistence, TestCaseError, TestError, TestRunner};
 use std::cell::RefCell;
 use std::fmt::Write;
@@ -75,7 +76,8 @@ pub enum CaseOutcome {
         /// Largest `|got − want| / allowed`.
         worst: f64,
     },
-    /// The backend under test returned `Unsupported` at compile: skipped, not failed.
+    /// The backend under test returned `Unsupported` at compile: not compared; the op tests check
+    /// it against [`crate::expected`].
     Unsupported(String),
     /// Anything else: the report says what and where.
     Fail {
@@ -93,6 +95,8 @@ pub struct VariantResult {
     pub op: String,
     /// The dtype label (`F32`, `F32->I8`).
     pub label: String,
+    /// The dtype of the row's table entry (for Cast: the source dtype).
+    pub dtype: DType,
     /// The verdict.
     pub status: Status,
     /// Cases compared (shrinking steps after a failure included).
@@ -103,6 +107,16 @@ pub struct VariantResult {
     pub worst: Option<f64>,
     /// The failure (with the minimal case) or the unsupported message.
     pub message: Option<String>,
+    /// Whether every case also ran compiled with `CompileOptions::decompose_all` (the row's kind
+    /// is native on the backend and has a decomposition): both paths compared with the reference.
+    pub both_paths: bool,
+}
+
+impl VariantResult {
+    /// Whether the backend refused some case of the variant with `Unsupported`.
+    pub fn saw_unsupported(&self) -> bool {
+        self.status == Status::Unsupported || self.skipped > 0
+    }
 }
 
 impl VariantResult {
@@ -129,11 +143,13 @@ pub fn untested(row: &str, dtypes: &[DType]) -> Vec<VariantResult> {
         .map(|d| VariantResult {
             op: row.to_string(),
             label: d.name().to_string(),
+            dtype: *d,
             status: Status::Untested,
             cases: 0,
             skipped: 0,
             worst: None,
             message: None,
+            both_paths: false,
         })
         .collect()
 }
@@ -173,16 +189,27 @@ impl Runner {
 
     /// Runs one problem on both backends and compares every output.
     pub fn check(&self, p: &Problem) -> CaseOutcome {
+        self.check_paths(p, false)
+    }
+
+    /// Whether rows of `kind` run both ways on the backend under test: it lowers the kind natively
+    /// and the kind has a decomposition, so `decompose_all` takes another path.
+    pub fn has_two_paths(&self, kind: OpKind) -> bool {
+        self.under_test.implements(kind) && decomposition_uses(kind).is_some()
+    }
+
+    /// [`Runner::check`]; with `both`, the problem is also compiled with
+    /// `CompileOptions::decompose_all` and that result compared with the reference too.
+    pub fn check_paths(&self, p: &Problem, both: bool) -> CaseOutcome {
+        let paths: &[bool] = if both { &[false, true] } else { &[false] };
+        let mut runs = Vec::with_capacity(paths.len());
+        for &all in paths {
+            match self.run_under_test(p, all) {
+                Ok(out) => runs.push((all, out)),
+                Err(outcome) => return outcome,
+            }
+        }
         let fail = |report: String| CaseOutcome::Fail { worst: f64::INFINITY, report };
-        let name = self.under_test.name();
-        let got = match self.under_test.compile(&p.graph, &CompileOptions::default()) {
-            Err(e) if e.kind() == ErrorKind::Unsupported => return CaseOutcome::Unsupported(e.to_string()),
-            Err(e) => return fail(format!("{name} failed to compile the graph: {e}")),
-            Ok(mut exe) => match execute(exe.as_mut(), p) {
-                Ok(out) => out,
-                Err(e) => return fail(format!("{name} failed to run the graph: {e}")),
-            },
-        };
         let want = match run_on(self.reference.as_ref(), &p.graph, p) {
             Ok(out) => out,
             Err(e) => return fail(format!("the reference {} failed: {e}", self.reference.name())),
@@ -191,16 +218,43 @@ impl Runner {
             Ok(m) => m,
             Err(e) => return fail(format!("the reference failed on the magnitude graph: {e}")),
         };
-        compare_outputs(&p.graph, &got, &want, magnitude.as_deref())
+        let mut worst = 0.0f64;
+        for (all, got) in runs {
+            match compare_outputs(&p.graph, &got, &want, magnitude.as_deref()) {
+                CaseOutcome::Pass { worst: w } => worst = worst.max(w),
+                CaseOutcome::Fail { worst, report } if all => {
+                    return CaseOutcome::Fail { worst, report: format!("compiled with decompose_all: {report}") }
+                }
+                other => return other,
+            }
+        }
+        CaseOutcome::Pass { worst }
+    }
+
+    /// The backend under test's outputs, compiled with `decompose_all` = `all`; an outcome when
+    /// it refuses or fails.
+    fn run_under_test(&self, p: &Problem, all: bool) -> Result<Vec<Tensor>, CaseOutcome> {
+        let name = self.under_test.name();
+        let how = if all { " with decompose_all" } else { "" };
+        let fail = |report: String| CaseOutcome::Fail { worst: f64::INFINITY, report };
+        let options = CompileOptions { decompose_all: all, ..CompileOptions::default() };
+        match self.under_test.compile(&p.graph, &options) {
+            Err(e) if e.kind() == ErrorKind::Unsupported => Err(CaseOutcome::Unsupported(format!("{e}{how}"))),
+            Err(e) => Err(fail(format!("{name} failed to compile the graph{how}: {e}"))),
+            Ok(mut exe) => {
+                execute(exe.as_mut(), p).map_err(|e| fail(format!("{name} failed to run the graph{how}: {e}")))
+            }
+        }
     }
 
     /// Property-tests one variant of `row` with `config`.
     pub fn run_variant(&self, row: &str, v: &Variant, config: &ProptestConfig) -> VariantResult {
+        let both = op_entry(row).is_some_and(|e| self.has_two_paths(e.kind));
         let stats = RefCell::new(Stats::default());
         let mut runner = TestRunner::new(config.clone());
         let result = runner.run(&v.strategy, |case: Generated| {
             let p = case.map_err(|e| TestCaseError::fail(format!("the generator built an invalid graph: {e}")))?;
-            let outcome = self.check(&p);
+            let outcome = self.check_paths(&p, both);
             let mut s = stats.borrow_mut();
             match outcome {
                 CaseOutcome::Pass { worst } => {
@@ -238,11 +292,13 @@ impl Runner {
         VariantResult {
             op: row.to_string(),
             label: v.label.clone(),
+            dtype: v.dtype,
             status,
             cases: s.compared,
             skipped: s.skipped,
             worst,
             message,
+            both_paths: both,
         }
     }
 

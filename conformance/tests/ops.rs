@@ -1,13 +1,15 @@
 //! One test per op-table row with a generator: every dtype of the row is property-tested on the
 //! backend under test (`CONFORMANCE_BACKEND`, default `wgpu`) against `cpu-ref`. Cases per dtype
-//! come from `PROPTEST_CASES` (default 8). A case the backend refuses with `Unsupported` is
-//! skipped, not failed. Plus: coverage of the op table, and validity of the generated problems.
+//! come from `PROPTEST_CASES` (default 8). A case the backend refuses with `Unsupported` fails
+//! unless `conformance::expected` lists it, and a listed case that runs fails too. Rows whose kind
+//! the backend lowers natively and that have a decomposition also run compiled with
+//! `decompose_all`. Plus: coverage of the op table, and validity of the generated problems.
 
 use backend_api::spec::{op_entry, op_label, op_table, tolerance_for};
 use backend_api::{check_run_inputs, check_slot, DType, Signature, TensorView};
 use conformance::{
-    covered_rows, not_covered_reason, proptest_config, variants, Problem, Runner, Status, DEFAULT_BACKEND,
-    DEFAULT_CASES, FEATURE_ROWS, NOT_COVERED, REFERENCE,
+    covered_rows, expected_unsupported, not_covered_reason, proptest_config, variants, Problem, Runner, Status,
+    DEFAULT_BACKEND, DEFAULT_CASES, EXPECTED_UNSUPPORTED, FEATURE_ROWS, NOT_COVERED, NO_BACKEND, REFERENCE,
 };
 use proptest::strategy::{Strategy, ValueTree};
 use proptest::test_runner::{Config as ProptestConfig, TestRunner};
@@ -40,11 +42,26 @@ fn config() -> ProptestConfig {
 fn check_row(row: &str) {
     let results = runner().run_row(row, &config());
     let mut failures = Vec::new();
+    let backend = runner().backend_name();
     for r in &results {
-        eprintln!("{}", r.tsv());
+        eprintln!("{}{}", r.tsv(), if r.both_paths { "\t(decomposed too)" } else { "" });
+        let expected = expected_unsupported(backend, row, r.dtype);
+        match (r.saw_unsupported(), expected) {
+            (true, Some(e)) => eprintln!("    unsupported, as expected: {}", e.reason),
+            (true, None) => failures.push(format!(
+                "{row} [{}] on {backend}: unexpected Unsupported ({} of the cases): {}\n(fix it, or list it with its reason in conformance::expected)",
+                r.label,
+                r.skipped,
+                r.message.as_deref().unwrap_or("no message")
+            )),
+            (false, Some(e)) if r.status == Status::Pass => failures.push(format!(
+                "{row} [{}] on {backend} is listed as Unsupported in conformance::expected ({}) but it runs: remove the entry",
+                r.label, e.reason
+            )),
+            (false, _) => {}
+        }
         match r.status {
-            Status::Pass => {}
-            Status::Unsupported => eprintln!("    skipped: {}", r.message.as_deref().unwrap_or("unsupported")),
+            Status::Pass | Status::Unsupported => {}
             Status::Fail => failures.push(r.message.clone().unwrap_or_else(|| format!("{} {} failed", r.op, r.label))),
             Status::Untested => failures.push(format!("{} {} has no generator", r.op, r.label)),
         }
@@ -140,6 +157,8 @@ op_tests! {
     log_softmax => "LogSoftmax",
     layer_norm => "LayerNorm",
     rms_norm => "RmsNorm",
+    fused_residual_layer_norm => "FusedResidualLayerNorm",
+    fused_residual_rms_norm => "FusedResidualRmsNorm",
     arg_max => "ArgMax",
     arg_min => "ArgMin",
     top_k => "TopK",
@@ -185,6 +204,40 @@ fn every_row_has_a_generator_or_a_reason() {
         }
     }
     assert!(problems.is_empty(), "op-table coverage:\n{}", problems.join("\n"));
+}
+
+/// Every expected-Unsupported entry names a row with a generator (a case that can occur), a dtype
+/// of that row, a registered backend's name and a reason.
+#[test]
+fn expected_unsupported_entries_are_well_formed() {
+    let mut known: Vec<&str> = backend_api::available().into_iter().map(|(name, _)| name).collect();
+    // Without the `wgpu` feature the backend is not linked, but its entries stay valid.
+    known.push("wgpu");
+    for e in EXPECTED_UNSUPPORTED {
+        assert!(known.contains(&e.backend), "{e:?}: no backend {:?} is registered ({known:?})", e.backend);
+        assert!(covered_rows().iter().any(|r| r == e.row), "{e:?}: {} has no generator", e.row);
+        if let (Some(d), Some(entry)) = (e.dtype, op_entry(e.row)) {
+            assert!(entry.dtypes.contains(d), "{e:?}: {} does not allow {d}", e.row);
+        }
+        assert!(!e.reason.trim().is_empty(), "{e:?} gives no reason");
+        let same = EXPECTED_UNSUPPORTED.iter().filter(|o| (o.backend, o.row, o.dtype) == (e.backend, e.row, e.dtype));
+        assert_eq!(same.count(), 1, "{e:?} is listed twice");
+    }
+}
+
+/// A row whose reason says no backend implements it is indeed listed by no backend's capabilities.
+#[test]
+fn rows_no_backend_implements_are_not_in_any_capabilities() {
+    let mut backends = vec![backend_api::create(REFERENCE).unwrap()];
+    if let Ok(b) = backend_api::create(runner().backend_name()) {
+        backends.push(b);
+    }
+    for (row, why) in NOT_COVERED.iter().filter(|(_, why)| why.starts_with(NO_BACKEND)) {
+        for b in &backends {
+            let listed = b.capabilities().ops.iter().any(|o| o == row);
+            assert!(!listed, "NOT_COVERED says of {row} \"{why}\", but {} lists it", b.name());
+        }
+    }
 }
 
 /// Cast covers every (from, to) pair.

@@ -1,45 +1,9 @@
-//! Leaves and elementwise ops (§2.1, §2.2).
+//! Elementwise ops (§2.2): `Unary`, `Binary`, `Compare`, `Where`, `Fma`, `Cast`, and the broadcast rule.
 
-use super::{arity, dtype_in, rank_ok, same_dtype};
-use crate::op::{BinaryOp, CompareOp, ConstantAttrs, InputAttrs, ParamAttrs, UnaryOp};
-use crate::shape::{broadcast_shapes, numel};
-use crate::{bail, DType, DTypeSet, Result, Shape, TensorType};
-
-pub(crate) fn input(a: &InputAttrs, ins: &[TensorType]) -> Result<Vec<TensorType>> {
-    arity(ins, 0, "Input")?;
-    if a.name.is_empty() {
-        bail!(Attribute, "Input name is empty");
-    }
-    let t = TensorType { dtype: a.dtype, shape: a.shape.clone() };
-    rank_ok(&t)?;
-    Ok(vec![t])
-}
-
-pub(crate) fn param(a: &ParamAttrs, ins: &[TensorType]) -> Result<Vec<TensorType>> {
-    arity(ins, 0, "Param")?;
-    if a.name.is_empty() {
-        bail!(Attribute, "Param name is empty");
-    }
-    let t = TensorType::new(a.dtype, &a.shape);
-    rank_ok(&t)?;
-    Ok(vec![t])
-}
-
-pub(crate) fn constant(a: &ConstantAttrs, ins: &[TensorType]) -> Result<Vec<TensorType>> {
-    arity(ins, 0, "Constant")?;
-    let want = numel(&a.shape).checked_mul(a.dtype.size());
-    if want != Some(a.data.len()) {
-        bail!(Attribute, "Constant {}{:?} needs {:?} bytes of data, got {}", a.dtype, a.shape, want, a.data.len());
-    }
-    if a.dtype == DType::Bool {
-        if let Some(b) = a.data.iter().find(|&&b| b > 1) {
-            bail!(Attribute, "Bool Constant holds byte {b}; only 0 and 1 are allowed");
-        }
-    }
-    let t = TensorType::new(a.dtype, &a.shape);
-    rank_ok(&t)?;
-    Ok(vec![t])
-}
+use super::{arity, dtype_in, same_dtype};
+use crate::op::{BinaryOp, CompareOp, UnaryOp};
+use crate::shape::broadcast_shapes;
+use crate::{DType, DTypeSet, Result, Shape, TensorType};
 
 /// Broadcast of every input shape (§1.4).
 pub fn broadcast_all(ins: &[TensorType]) -> Result<Shape> {

@@ -1,28 +1,41 @@
-//! Shape and dtype inference and validation (§2): the only place that knows the shape rules.
+//! Shape and dtype inference and validation (§2): the only place that knows the shape rules, one
+//! file per op family (the family's [`crate::Family::module`] name; `util` holds shared checks).
 //!
 //! `infer(op, input types)` checks arity, dtypes, shapes and attributes and returns the output
 //! types. It is run by the builder for every new node and by [`crate::Graph::validate`].
 
+mod attention;
+mod backward;
+mod control;
+mod conv;
 mod elementwise;
-mod ext;
+mod indexing;
+mod leaf;
 pub(crate) mod linalg;
 mod movement;
 mod norm;
+mod random;
 mod reduce;
+mod region;
+mod sequence;
+mod signal;
+#[cfg(feature = "splat")]
+mod splat;
+mod util;
 
 use crate::op::Op;
 use crate::{bail, DTypeSet, Result, TensorType};
 
 pub use elementwise::broadcast_all;
-pub(crate) use ext::cumsum_backward;
+pub(crate) use reduce::cumsum_backward;
 
 /// Infers the output types of `op` applied to inputs of types `ins`, validating everything the
 /// spec lets build-time code validate.
 pub fn infer(op: &Op, ins: &[TensorType]) -> Result<Vec<TensorType>> {
     match op {
-        Op::Input(a) => elementwise::input(a, ins),
-        Op::Param(a) => elementwise::param(a, ins),
-        Op::Constant(a) => elementwise::constant(a, ins),
+        Op::Input(a) => leaf::input(a, ins),
+        Op::Param(a) => leaf::param(a, ins),
+        Op::Constant(a) => leaf::constant(a, ins),
         Op::Unary(u) => elementwise::unary(*u, ins),
         Op::Binary(b) => elementwise::binary(*b, ins),
         Op::Compare(c) => elementwise::compare(*c, ins),
@@ -42,59 +55,59 @@ pub fn infer(op: &Op, ins: &[TensorType]) -> Result<Vec<TensorType>> {
         Op::FusedMatMulBiasAct { activation } => linalg::fused_matmul(*activation, ins),
         Op::Softmax { axis } | Op::LogSoftmax { axis } => norm::softmax(*axis, ins),
         Op::LayerNorm(a) | Op::RmsNorm(a) => norm::norm(a, ins),
-        Op::Gather(a) => ext::gather(a, ins),
-        Op::ScatterAdd(a) => ext::scatter_add(a, ins),
-        Op::GatherBackward(a) => ext::gather_backward(a, ins),
-        Op::ArgMax(a) | Op::ArgMin(a) => ext::arg_reduce(a, ins),
-        Op::TopK(a) => ext::top_k(a, ins),
-        Op::Cumsum(a) => ext::cumsum(a, ins),
-        Op::CumsumBackward(a) => ext::cumsum_backward(a, ins),
-        Op::GroupedMatMul(a) => ext::grouped_matmul(a, ins),
-        Op::QuantMatMul(a) => ext::quant_matmul(a, ins),
-        Op::QuantGroupedMatMul(a) => ext::quant_grouped_matmul(a, ins),
-        Op::SoftmaxCrossEntropy(a) => ext::softmax_cross_entropy(a, ins),
-        Op::GroupNorm(a) => ext::group_norm(a, ins),
-        Op::LayerNorm2d(a) => ext::layer_norm_2d(a, ins),
-        Op::FusedResidualLayerNorm(a) | Op::FusedResidualRmsNorm(a) => ext::fused_residual_norm(a, ins),
-        Op::Attention(a) => ext::attention(a, ins),
-        Op::AttentionBackward(a) => ext::attention_backward(a, ins),
-        Op::Rope(a) | Op::RopeBackward(a) => ext::rope(a, ins),
-        Op::Conv(a) => ext::conv(a, ins),
-        Op::ConvTranspose(a) => ext::conv_transpose(a, ins),
-        Op::Pool(a) => ext::pool(a, ins),
-        Op::Im2Col(a) => ext::im2col(a, ins),
-        Op::ResizeNearest(a) => ext::resize_nearest(a, ins),
-        Op::Rnn(a) => ext::recurrent(ext::RecurrentKind::Rnn, a, ins),
-        Op::Gru(a) => ext::recurrent(ext::RecurrentKind::Gru, a, ins),
-        Op::Lstm(a) => ext::recurrent(ext::RecurrentKind::Lstm, a, ins),
-        Op::SelectiveScan(a) => ext::selective_scan(a, ins),
-        Op::Mamba2(a) => ext::mamba2(a, ins),
-        Op::GatedDeltaNet(a) => ext::gated_delta_net(a, ins),
-        Op::Scan(a) => ext::scan(a, ins),
-        Op::Fft(a) => ext::fft(a, ins),
-        Op::LogMel(a) => ext::log_mel(a, ins),
-        Op::WelchPeaks(a) => ext::welch_peaks(a, ins),
-        Op::RngBits(a) => ext::rng_bits(a, ins),
-        Op::RngUniform(a) => ext::rng_uniform(a, ins),
-        Op::RngNormal(a) => ext::rng_normal(a, ins),
-        Op::Sample(a) => ext::sample(a, ins),
-        Op::If(a) => ext::if_(a, ins),
-        Op::While(a) => ext::while_(a, ins),
-        Op::ElementwiseRegion(a) => ext::elementwise_region(a, ins),
-        Op::BatchElementwiseRegion(a) => ext::batch_elementwise_region(a, ins),
-        Op::TransformRegion(a) => ext::transform_region(a, ins),
-        Op::Custom(a) => ext::custom(a, ins),
-        Op::LayerNormBackward(a) | Op::RmsNormBackward(a) => ext::norm_backward(a, ins),
-        Op::SoftmaxCrossEntropyBackward(a) => ext::softmax_cross_entropy_backward(a, ins),
-        Op::LogMelBackward(a) => ext::log_mel_backward(a, ins),
+        Op::Gather(a) => indexing::gather(a, ins),
+        Op::ScatterAdd(a) => indexing::scatter_add(a, ins),
+        Op::GatherBackward(a) => indexing::gather_backward(a, ins),
+        Op::ArgMax(a) | Op::ArgMin(a) => reduce::arg_reduce(a, ins),
+        Op::TopK(a) => reduce::top_k(a, ins),
+        Op::Cumsum(a) => reduce::cumsum(a, ins),
+        Op::CumsumBackward(a) => reduce::cumsum_backward(a, ins),
+        Op::GroupedMatMul(a) => linalg::grouped_matmul(a, ins),
+        Op::QuantMatMul(a) => linalg::quant_matmul(a, ins),
+        Op::QuantGroupedMatMul(a) => linalg::quant_grouped_matmul(a, ins),
+        Op::SoftmaxCrossEntropy(a) => norm::softmax_cross_entropy(a, ins),
+        Op::GroupNorm(a) => norm::group_norm(a, ins),
+        Op::LayerNorm2d(a) => norm::layer_norm_2d(a, ins),
+        Op::FusedResidualLayerNorm(a) | Op::FusedResidualRmsNorm(a) => norm::fused_residual_norm(a, ins),
+        Op::Attention(a) => attention::attention(a, ins),
+        Op::AttentionBackward(a) => attention::attention_backward(a, ins),
+        Op::Rope(a) | Op::RopeBackward(a) => attention::rope(a, ins),
+        Op::Conv(a) => conv::conv(a, ins),
+        Op::ConvTranspose(a) => conv::conv_transpose(a, ins),
+        Op::Pool(a) => conv::pool(a, ins),
+        Op::Im2Col(a) => conv::im2col(a, ins),
+        Op::ResizeNearest(a) => conv::resize_nearest(a, ins),
+        Op::Rnn(a) => sequence::recurrent(sequence::RecurrentKind::Rnn, a, ins),
+        Op::Gru(a) => sequence::recurrent(sequence::RecurrentKind::Gru, a, ins),
+        Op::Lstm(a) => sequence::recurrent(sequence::RecurrentKind::Lstm, a, ins),
+        Op::SelectiveScan(a) => sequence::selective_scan(a, ins),
+        Op::Mamba2(a) => sequence::mamba2(a, ins),
+        Op::GatedDeltaNet(a) => sequence::gated_delta_net(a, ins),
+        Op::Scan(a) => sequence::scan(a, ins),
+        Op::Fft(a) => signal::fft(a, ins),
+        Op::LogMel(a) => signal::log_mel(a, ins),
+        Op::WelchPeaks(a) => signal::welch_peaks(a, ins),
+        Op::RngBits(a) => random::rng_bits(a, ins),
+        Op::RngUniform(a) => random::rng_uniform(a, ins),
+        Op::RngNormal(a) => random::rng_normal(a, ins),
+        Op::Sample(a) => random::sample(a, ins),
+        Op::If(a) => control::if_(a, ins),
+        Op::While(a) => control::while_(a, ins),
+        Op::ElementwiseRegion(a) => region::elementwise_region(a, ins),
+        Op::BatchElementwiseRegion(a) => region::batch_elementwise_region(a, ins),
+        Op::TransformRegion(a) => region::transform_region(a, ins),
+        Op::Custom(a) => crate::custom::infer_custom(&a.name, &a.attrs, ins),
+        Op::LayerNormBackward(a) | Op::RmsNormBackward(a) => backward::norm_backward(a, ins),
+        Op::SoftmaxCrossEntropyBackward(a) => backward::softmax_cross_entropy_backward(a, ins),
+        Op::LogMelBackward(a) => backward::log_mel_backward(a, ins),
         #[cfg(feature = "splat")]
-        Op::GaussianSplatPrepare(a) => ext::splat_prepare(a, ins),
+        Op::GaussianSplatPrepare(a) => splat::splat_prepare(a, ins),
         #[cfg(feature = "splat")]
-        Op::GaussianSplatRasterize(a) => ext::splat_rasterize(a, ins),
+        Op::GaussianSplatRasterize(a) => splat::splat_rasterize(a, ins),
         #[cfg(feature = "splat")]
-        Op::GaussianSplatRender(a) => ext::splat_render(a, ins),
+        Op::GaussianSplatRender(a) => splat::splat_render(a, ins),
         #[cfg(feature = "splat")]
-        Op::GaussianSplatRenderBackward(a) => ext::splat_render_backward(a, ins),
+        Op::GaussianSplatRenderBackward(a) => splat::splat_render_backward(a, ins),
     }
 }
 

@@ -82,7 +82,7 @@ pub(crate) fn reshape(new_shape: &[DimSpec], ins: &[TensorType]) -> Result<Vec<T
                             "Reshape of {x} to {new_shape:?}: cannot infer a dim when the others multiply to 0"
                         );
                     }
-                    if n % known != 0 {
+                    if !n.is_multiple_of(known) {
                         bail!(Shape, "Reshape of {x} ({n} elements) to {new_shape:?}: {n} is not divisible by {known}");
                     }
                     n / known

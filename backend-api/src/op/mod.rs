@@ -1,156 +1,49 @@
-//! The ops of the IR (§2 of the spec): a short enum of families with small attribute structs.
+//! The ops of the IR (§2 of the spec): a short enum of families with small attribute structs, one
+//! file per family (the family's [`crate::Family::module`] name).
 //!
 //! Every op of SPEC-ops.md has a variant here, including those no backend lowers yet. Attribute
 //! values stored in an `Op` are canonical (axes non-negative, defaults filled in); the builder
 //! methods of [`crate::GraphBuilder`] accept the spec's looser forms and canonicalise.
 
-mod ext;
+mod attention;
+mod backward;
+mod control;
+mod conv;
+mod custom;
+mod indexing;
+mod leaf;
+mod linalg;
+mod movement;
+mod norm;
+mod random;
+mod reduce;
+mod region;
+mod sequence;
+mod signal;
+mod splat;
 mod subops;
 
-pub use ext::*;
+pub use attention::{
+    AttentionAttrs, AttentionBackwardAttrs, AttnGrad, AttnLayout, MaskAlign, MaskKind, RopeAttrs, RopeStyle,
+};
+pub use backward::{NormBackwardAttrs, NormGrad};
+pub use control::{IfAttrs, WhileAttrs};
+pub use conv::{expand_list, ConvAttrs, ConvTransposeAttrs, Im2ColAttrs, PoolAttrs, PoolKind, ResizeNearestAttrs};
+pub use custom::CustomAttrs;
+pub use indexing::{GatherAttrs, GatherBackwardAttrs, ScatterAddAttrs};
+pub use leaf::{ConstantAttrs, InputAttrs, ParamAttrs};
+pub use linalg::{DotGeneralAttrs, GroupedMatMulAttrs, QuantFormat, QuantMatMulAttrs};
+pub use movement::{DimSpec, NarrowAttrs, PadAttrs, PadMode};
+pub use norm::{FusedResidualNormAttrs, GroupNormAttrs, LayerNorm2dAttrs, NormAttrs, SoftmaxCrossEntropyAttrs};
+pub use random::{RngBitsAttrs, RngNormalAttrs, RngUniformAttrs, SampleAttrs};
+pub use reduce::{ArgReduceAttrs, CumsumAttrs, ReduceAttrs, TopKAttrs};
+pub use region::{RegionAttrs, RegionInstr, RegionProgram, TransformRegionAttrs, MAX_REGION_INPUTS, MAX_REGION_INSTRS};
+pub use sequence::{GatedDeltaNetAttrs, RecurrentAttrs, RnnNonlinearity, ScanAttrs, StateSpaceAttrs};
+pub use signal::{FftAttrs, FftNorm, FloorScope, LogMelAttrs, WelchPeaksAttrs};
+pub use splat::SplatAttrs;
 pub use subops::{BinaryOp, CompareOp, ReduceOp, UnaryOp};
 
 use crate::{DType, Shape};
-use std::sync::Arc;
-
-/// A graph input, bound by name at run (§2.1.1).
-#[derive(Clone, Debug, PartialEq)]
-#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize), serde(deny_unknown_fields))]
-pub struct InputAttrs {
-    /// Non-empty, unique among the graph's inputs and params.
-    pub name: String,
-    /// Declared dtype.
-    pub dtype: DType,
-    /// Declared shape; symbolic dims bind at run.
-    pub shape: Shape,
-}
-
-/// A named weight uploaded with `set_param` (§2.1.2). Shapes are static.
-#[derive(Clone, Debug, PartialEq)]
-#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize), serde(deny_unknown_fields))]
-pub struct ParamAttrs {
-    /// Non-empty name.
-    pub name: String,
-    /// Declared dtype.
-    pub dtype: DType,
-    /// Declared static shape.
-    pub shape: Vec<usize>,
-}
-
-/// A constant tensor stored in the graph (§2.1.3).
-#[derive(Clone, Debug, PartialEq)]
-#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize), serde(deny_unknown_fields))]
-pub struct ConstantAttrs {
-    /// Element type.
-    pub dtype: DType,
-    /// Static shape.
-    pub shape: Vec<usize>,
-    /// `numel · size(dtype)` little-endian bytes; shared so that cloning a graph is cheap.
-    #[cfg_attr(feature = "serde", serde(with = "crate::json::codec::hex_arc"))]
-    pub data: Arc<[u8]>,
-}
-
-/// One entry of `Reshape`'s target shape (§2.3.1).
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
-pub enum DimSpec {
-    /// A static size (0 means size 0, never "copy").
-    Static(usize),
-    /// A symbolic dim.
-    Sym(String),
-    /// `-1`: inferred from the element count; at most one per shape.
-    Infer,
-}
-
-impl From<usize> for DimSpec {
-    fn from(n: usize) -> DimSpec {
-        DimSpec::Static(n)
-    }
-}
-
-impl From<&str> for DimSpec {
-    fn from(s: &str) -> DimSpec {
-        DimSpec::Sym(s.to_string())
-    }
-}
-
-/// `Narrow`: a strided slice along one axis (§2.3.3).
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
-#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize), serde(deny_unknown_fields))]
-pub struct NarrowAttrs {
-    /// Canonical axis.
-    pub axis: usize,
-    /// Canonical start in `[0, d]`.
-    pub start: usize,
-    /// Number of elements taken.
-    pub len: usize,
-    /// Step ≥ 1.
-    pub step: usize,
-}
-
-/// How `Pad` fills the border (§2.3.7).
-#[derive(Clone, Copy, Debug, PartialEq)]
-#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize), serde(deny_unknown_fields))]
-pub enum PadMode {
-    /// A constant, converted to the dtype by the `Cast` rules (from F64).
-    Constant {
-        /// The fill value (finite).
-        #[cfg_attr(feature = "serde", serde(with = "crate::json::codec::float64"))]
-        value: f64,
-    },
-    /// Mirror without repeating the edge (numpy `reflect`).
-    Reflect,
-    /// Replicate the edge.
-    Edge,
-}
-
-/// `Pad` attributes (§2.3.7).
-#[derive(Clone, Debug, PartialEq)]
-#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize), serde(deny_unknown_fields))]
-pub struct PadAttrs {
-    /// Elements added before each axis.
-    pub pads_begin: Vec<usize>,
-    /// Elements added after each axis.
-    pub pads_end: Vec<usize>,
-    /// Fill rule.
-    pub mode: PadMode,
-}
-
-/// `Reduce` attributes (§2.5.1).
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
-#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize), serde(deny_unknown_fields))]
-pub struct ReduceAttrs {
-    /// The reduction.
-    pub op: ReduceOp,
-    /// Canonical, distinct axes (sorted ascending).
-    pub axes: Vec<usize>,
-    /// Keep reduced axes as size 1.
-    pub keep_dims: bool,
-}
-
-/// `DotGeneral` attributes (§2.6.2). All axes canonical.
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
-#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize), serde(deny_unknown_fields))]
-pub struct DotGeneralAttrs {
-    /// Batch axes of `lhs`.
-    pub lhs_batch: Vec<usize>,
-    /// Batch axes of `rhs`, paired with `lhs_batch`.
-    pub rhs_batch: Vec<usize>,
-    /// Contracting axes of `lhs`.
-    pub lhs_contract: Vec<usize>,
-    /// Contracting axes of `rhs`, paired with `lhs_contract`.
-    pub rhs_contract: Vec<usize>,
-}
-
-/// `LayerNorm` / `RmsNorm` attributes (§2.7.4–2.7.5). Has `beta` iff the node has 3 inputs.
-#[derive(Clone, Copy, Debug, PartialEq)]
-#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize), serde(deny_unknown_fields))]
-pub struct NormAttrs {
-    /// First normalised axis (canonical).
-    pub axis: usize,
-    /// Finite, ≥ 0.
-    #[cfg_attr(feature = "serde", serde(with = "crate::json::codec::float32"))]
-    pub eps: f32,
-}
 
 /// One op with its attributes. Families with sub-ops nest an enum (`Unary(UnaryOp)`), so that
 /// adding a sub-op is a compile error wherever it is not handled.

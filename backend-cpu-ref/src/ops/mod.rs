@@ -1,15 +1,15 @@
-//! The op families. Each module computes its ops on host tensors in plain loops, in f64 for floats
-//! and exactly for integers, and rounds once into the output dtype.
+//! The op families, one module per family named as [`backend_api::Family::module`] says. Each
+//! computes its ops on host tensors in plain loops, in f64 for floats and exactly for integers, and
+//! rounds once into the output dtype. `math` holds the scalar rules the families share.
 
-pub mod cast;
+pub mod backward;
+pub mod conv;
 pub mod elementwise;
 pub mod indexing;
+pub mod leaf;
 pub mod linalg;
-pub mod loss;
 pub mod math;
 pub mod movement;
 pub mod norm;
-pub mod ordering;
 pub mod random;
 pub mod reduce;
-pub mod scan;

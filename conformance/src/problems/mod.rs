@@ -1,15 +1,14 @@
-//! Problem generators, one file per op family. Each family exposes `variants(row)`: for an op-table
-//! row it handles, one proptest strategy per dtype (Cast: per dtype pair) the row allows.
+//! Problem generators, one module per op family (named as [`backend_api::Family::module`] says).
+//! Each family exposes `variants(row)`: for an op-table row it handles, one proptest strategy per
+//! dtype (Cast: per dtype pair) the row allows.
 
-pub mod cast;
-pub mod domains;
+pub mod backward;
 pub mod elementwise;
 pub mod indexing;
-pub mod leaves;
+pub mod leaf;
 pub mod linalg;
 pub mod movement;
 pub mod norm;
-pub mod ordering;
 pub mod random;
 pub mod reduce;
 
@@ -33,15 +32,14 @@ pub struct Variant {
 
 /// Every variant of `row`, or `None` when no family generates problems for it.
 pub fn variants(row: &str) -> Option<Vec<Variant>> {
-    leaves::variants(row)
+    leaf::variants(row)
         .or_else(|| elementwise::variants(row))
-        .or_else(|| cast::variants(row))
         .or_else(|| movement::variants(row))
+        .or_else(|| indexing::variants(row))
         .or_else(|| reduce::variants(row))
         .or_else(|| linalg::variants(row))
         .or_else(|| norm::variants(row))
-        .or_else(|| indexing::variants(row))
-        .or_else(|| ordering::variants(row))
+        .or_else(|| backward::variants(row))
         .or_else(|| random::variants(row))
 }
 

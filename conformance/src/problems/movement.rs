@@ -14,7 +14,7 @@ use proptest::prelude::*;
 
 type CaseFn = fn(DType, &Skeleton) -> Generated;
 
-/// Variants for the movement rows (not `Reverse`, which is not a core op of this milestone).
+/// Variants for the movement rows.
 pub fn variants(row: &str) -> Option<Vec<Variant>> {
     let (ranks, case): (std::ops::RangeInclusive<usize>, CaseFn) = match row {
         "Reshape" => (0..=5, reshape_case),

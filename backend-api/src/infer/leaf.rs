@@ -1,0 +1,42 @@
+//! The leaves (§2.1): `Input`, `Param`, `Constant` declare their own types.
+
+use super::{arity, rank_ok};
+use crate::op::{ConstantAttrs, InputAttrs, ParamAttrs};
+use crate::shape::numel;
+use crate::{bail, DType, Result, TensorType};
+
+pub(crate) fn input(a: &InputAttrs, ins: &[TensorType]) -> Result<Vec<TensorType>> {
+    arity(ins, 0, "Input")?;
+    if a.name.is_empty() {
+        bail!(Attribute, "Input name is empty");
+    }
+    let t = TensorType { dtype: a.dtype, shape: a.shape.clone() };
+    rank_ok(&t)?;
+    Ok(vec![t])
+}
+
+pub(crate) fn param(a: &ParamAttrs, ins: &[TensorType]) -> Result<Vec<TensorType>> {
+    arity(ins, 0, "Param")?;
+    if a.name.is_empty() {
+        bail!(Attribute, "Param name is empty");
+    }
+    let t = TensorType::new(a.dtype, &a.shape);
+    rank_ok(&t)?;
+    Ok(vec![t])
+}
+
+pub(crate) fn constant(a: &ConstantAttrs, ins: &[TensorType]) -> Result<Vec<TensorType>> {
+    arity(ins, 0, "Constant")?;
+    let want = numel(&a.shape).checked_mul(a.dtype.size());
+    if want != Some(a.data.len()) {
+        bail!(Attribute, "Constant {}{:?} needs {:?} bytes of data, got {}", a.dtype, a.shape, want, a.data.len());
+    }
+    if a.dtype == DType::Bool {
+        if let Some(b) = a.data.iter().find(|&&b| b > 1) {
+            bail!(Attribute, "Bool Constant holds byte {b}; only 0 and 1 are allowed");
+        }
+    }
+    let t = TensorType::new(a.dtype, &a.shape);
+    rank_ok(&t)?;
+    Ok(vec![t])
+}

@@ -11,6 +11,7 @@ use crate::lru::Lru;
 use crate::params::ParamStore;
 use crate::plan::bindable;
 use crate::resident::{map_and_wait, read_mapped, WgpuTensor};
+use backend_api::decompose::{legalise, Legalised};
 use backend_api::{
     bail, check_feeds, check_placement, Bindings, CompileOptions, DType, DeviceTensor, Error, ErrorKind, Executable,
     Feed, Fetched, Graph, Placement, Result, Signature, Tensor, TensorView,
@@ -21,8 +22,10 @@ use std::sync::{Arc, Mutex};
 /// What every clone of an executable shares.
 struct Shared {
     ctx: Arc<DeviceContext>,
-    /// The graph as built (symbolic dims allowed).
-    graph: Graph,
+    /// The graph as built (symbolic dims allowed): errors name its nodes.
+    user: Graph,
+    /// `user` legalised for this backend: what is compiled.
+    legal: Legalised,
     sig: Signature,
     opts: CompileOptions,
     params: ParamStore,
@@ -37,13 +40,15 @@ impl Shared {
         };
         let p = cache.get_or_try_insert(b, || {
             let bound;
-            let graph = if b.is_empty() && !self.graph.has_symbols() {
-                &self.graph
+            let legal = &self.legal.graph;
+            let graph = if b.is_empty() && !legal.has_symbols() {
+                legal
             } else {
-                bound = self.graph.bind_symbols(b)?;
+                bound = legal.bind_symbols(b).map_err(|e| self.legal.user_error(&self.user, e))?;
                 &bound
             };
             let program = build_program(&self.ctx, graph, &self.sig, &self.opts).map_err(|e| {
+                let e = self.legal.user_error(&self.user, e);
                 if b.is_empty() {
                     e
                 } else {
@@ -71,7 +76,8 @@ impl WgpuExecutable {
         let params = ParamStore::new(ctx, &sig)?;
         let shared = Arc::new(Shared {
             ctx: ctx.clone(),
-            graph: graph.clone(),
+            user: graph.clone(),
+            legal: legalise(graph, &crate::lower::lowers, opts.decompose_all)?,
             sig,
             opts: opts.clone(),
             params,
@@ -82,7 +88,7 @@ impl WgpuExecutable {
 
     /// An executable over `shared`; a static graph gets its instance (arenas, bind groups) now.
     fn sharing(shared: Arc<Shared>) -> Result<WgpuExecutable> {
-        let static_graph = !shared.graph.has_symbols();
+        let static_graph = !shared.legal.graph.has_symbols();
         let mut exe = WgpuExecutable { instances: Lru::new(shared.opts.max_variants), shared };
         if static_graph {
             exe.instance(&Bindings::new())?;

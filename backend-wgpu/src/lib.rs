@@ -55,12 +55,17 @@ impl Backend for WgpuBackend {
         Capabilities {
             device: self.ctx.caps.description.clone(),
             dtypes: DType::ALL.into_iter().filter(|d| self.ctx.caps.supports(*d)).collect(),
-            ops: backend_api::spec::labels_where(crate::lower::lowers),
+            // What compile accepts: the kinds lowered natively and those legalisation turns into them.
+            ops: backend_api::spec::labels_where(|k| backend_api::decompose::reachable(k, &crate::lower::lowers)),
         }
     }
 
     fn compile(&self, graph: &Graph, options: &CompileOptions) -> Result<Box<dyn Executable>> {
         Ok(Box::new(WgpuExecutable::compile(&self.ctx, graph, options)?))
+    }
+
+    fn implements(&self, kind: backend_api::OpKind) -> bool {
+        crate::lower::lowers(kind)
     }
 }
 

@@ -58,12 +58,9 @@ const LINALG: &str = "no generator yet: no backend implements grouped or quantis
 const NORMS: &str = "no generator yet: no backend implements GroupNorm or LayerNorm2d (§2.7.6–2.7.7)";
 const ATTENTION: &str = "no generator yet: no backend implements attention or rotary embeddings (§2.8)";
 const CONV: &str = "no generator yet: no backend implements convolution, pooling or unfolding (§2.9.1–2.9.4)";
-const RESIZE: &str = "no generator yet: only cpu-ref implements ResizeNearest (§2.9.5), so nothing is compared";
 const SEQUENCE: &str = "no generator yet: no backend implements the sequence models (§2.10)";
 const SIGNAL: &str = "no generator yet: no backend implements signal processing (§2.11)";
 const CONTROL: &str = "no generator yet: no backend implements control flow (§2.13)";
-const REGIONS: &str = "no generator yet: the fused regions (§2.14) run through their decomposition on cpu-ref only, \
-                       and a generator needs random valid region programs";
 const CUSTOM: &str = "no generator yet: no backend implements custom ops (§2.15)";
 const BACKWARD: &str = "no generator yet: no backend implements this training backward op (§2.16)";
 const SPLAT: &str = "no generator yet: no backend implements Gaussian splatting (§2.17, feature `splat`)";
@@ -85,7 +82,6 @@ pub const NOT_COVERED: &[(&str, &str)] = &[
     ("Pool.Max", CONV),
     ("Pool.Avg", CONV),
     ("Im2Col", CONV),
-    ("ResizeNearest", RESIZE),
     ("Rnn", SEQUENCE),
     ("Gru", SEQUENCE),
     ("Lstm", SEQUENCE),
@@ -98,9 +94,6 @@ pub const NOT_COVERED: &[(&str, &str)] = &[
     ("WelchPeaks", SIGNAL),
     ("If", CONTROL),
     ("While", CONTROL),
-    ("ElementwiseRegion", REGIONS),
-    ("BatchElementwiseRegion", REGIONS),
-    ("TransformRegion", REGIONS),
     ("Custom", CUSTOM),
     ("LayerNormBackward", BACKWARD),
     ("RmsNormBackward", BACKWARD),

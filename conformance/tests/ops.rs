@@ -173,6 +173,10 @@ op_tests! {
     rng_uniform => "RngUniform",
     rng_normal => "RngNormal",
     sample => "Sample",
+    resize_nearest => "ResizeNearest",
+    elementwise_region => "ElementwiseRegion",
+    batch_elementwise_region => "BatchElementwiseRegion",
+    transform_region => "TransformRegion",
 }
 
 /// Fails when a row of the op table has neither a generator nor a reason in `NOT_COVERED`, when

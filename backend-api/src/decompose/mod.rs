@@ -182,7 +182,14 @@ fn rewrite(graph: &Graph, native: &dyn Fn(OpKind) -> bool, all: bool) -> Result<
             let n = outs.len();
             return Err(Error::new(ErrorKind::Arity, format!("decomposition made {n} outputs")).at_node(i, label()));
         }
-        for (o, v) in outs.into_iter().enumerate() {
+        for (o, (v, want)) in outs.into_iter().zip(&node.outputs).enumerate() {
+            // Every later node was typed against the node's declared outputs: a decomposition
+            // must produce exactly those.
+            let got = g.value_type(v)?;
+            if got != want {
+                let why = format!("its decomposition makes output {o} {got}, the node declares {want}");
+                return Err(Error::new(ErrorKind::Shape, why).at_node(i, label()));
+            }
             map.insert(Value { node: NodeId(i), output: o }, v);
         }
         let added = g.node_count() - first;

@@ -3,6 +3,7 @@
 //! dtype (Cast: per dtype pair) the row allows.
 
 pub mod backward;
+pub mod conv;
 pub mod elementwise;
 pub mod indexing;
 pub mod leaf;
@@ -11,6 +12,7 @@ pub mod movement;
 pub mod norm;
 pub mod random;
 pub mod reduce;
+pub mod region;
 
 use crate::problem::{Generated, LeafKind};
 use crate::shapes::{leaf_kind, seed, shape, special_rate};
@@ -39,8 +41,10 @@ pub fn variants(row: &str) -> Option<Vec<Variant>> {
         .or_else(|| reduce::variants(row))
         .or_else(|| linalg::variants(row))
         .or_else(|| norm::variants(row))
+        .or_else(|| conv::variants(row))
         .or_else(|| backward::variants(row))
         .or_else(|| random::variants(row))
+        .or_else(|| region::variants(row))
 }
 
 /// One variant per dtype of the row's table entry, each from `strategy(dtype)`.

@@ -1,0 +1,34 @@
+//! Generator for `ResizeNearest` (§2.9.5): 1 to 3 spatial dims, every factor from 1 to 3 per dim
+//! (all ones: a copy), empty spatial dims and batches, any dtype with any values (the op copies
+//! elements, so specials and subnormals pass through unchanged).
+
+use crate::problem::{Generated, ProblemBuilder};
+use crate::problems::{per_dtype, skeleton, Skeleton, Variant};
+use crate::shapes::{numel, MAX_NUMEL};
+use crate::values::any_tensor;
+use backend_api::DType;
+use proptest::prelude::*;
+
+/// Variants for `ResizeNearest`.
+pub fn variants(row: &str) -> Option<Vec<Variant>> {
+    if row != "ResizeNearest" {
+        return None;
+    }
+    per_dtype(row, |dtype| skeleton(3..=5, MAX_NUMEL / 8, 1).prop_map(move |sk| resize_case(dtype, &sk)).boxed())
+}
+
+fn resize_case(dtype: DType, sk: &Skeleton) -> Generated {
+    let mut rng = sk.rng();
+    let scales: Vec<u32> = (2..sk.shape.len()).map(|_| 1 + rng.below(3) as u32).collect();
+    let mut x = sk.shape.clone();
+    while numel(&x) * scales.iter().map(|&s| s as usize).product::<usize>() > MAX_NUMEL / 2 {
+        if let Some(d) = x.iter_mut().max() {
+            *d /= 2;
+        }
+    }
+    let t = any_tensor(&mut rng, dtype, &x, sk.rate, true)?;
+    let mut pb = ProblemBuilder::new();
+    let x = pb.leaf(sk.kind(0), t)?;
+    let y = pb.g().resize_nearest(x, &scales)?;
+    pb.finish(&[y])
+}

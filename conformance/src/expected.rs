@@ -18,21 +18,14 @@ pub struct ExpectedUnsupported {
     pub reason: &'static str,
 }
 
-const WGPU_NO_LEGALISE: &str = "wgpu has no fused-residual kernel and its compile does not yet legalise graphs, \
-                                 so the decomposition into Binary Add + the norm is not applied";
-
-const WGPU_NO_REGIONS: &str = "wgpu has no region kernels and its compile does not yet legalise graphs, so the \
-                                decomposition into the region's instructions is not applied";
+const WGPU_NO_RESIZE_IN_REGION: &str =
+    "TransformRegion decomposes into ResizeNearest + its region, and wgpu has no ResizeNearest kernel";
 const WGPU_NO_RESIZE: &str = "wgpu has no ResizeNearest kernel";
 
 /// Every expected `Unsupported`, by backend.
 pub const EXPECTED_UNSUPPORTED: &[ExpectedUnsupported] = &[
-    ExpectedUnsupported { backend: "wgpu", row: "FusedResidualLayerNorm", dtype: None, reason: WGPU_NO_LEGALISE },
-    ExpectedUnsupported { backend: "wgpu", row: "FusedResidualRmsNorm", dtype: None, reason: WGPU_NO_LEGALISE },
     ExpectedUnsupported { backend: "wgpu", row: "ResizeNearest", dtype: None, reason: WGPU_NO_RESIZE },
-    ExpectedUnsupported { backend: "wgpu", row: "ElementwiseRegion", dtype: None, reason: WGPU_NO_REGIONS },
-    ExpectedUnsupported { backend: "wgpu", row: "BatchElementwiseRegion", dtype: None, reason: WGPU_NO_REGIONS },
-    ExpectedUnsupported { backend: "wgpu", row: "TransformRegion", dtype: None, reason: WGPU_NO_REGIONS },
+    ExpectedUnsupported { backend: "wgpu", row: "TransformRegion", dtype: None, reason: WGPU_NO_RESIZE_IN_REGION },
 ];
 
 /// The entry that expects `backend` to refuse `row` for `dtype`, if any.

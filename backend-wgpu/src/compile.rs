@@ -82,7 +82,7 @@ impl Storage {
 /// The (offset, size) of window `w` inside a value at `offset` with `size` bindable bytes. The
 /// size is rounded up to a bindable size but stays inside the value.
 fn sub_range(offset: u64, size: u64, w: &Window) -> Result<(u64, u64)> {
-    if w.offset % 4 != 0 {
+    if !w.offset.is_multiple_of(4) {
         bail!(Shape, "a window at byte {} does not start on a 4-byte word", w.offset);
     }
     let end = w.offset.checked_add(w.bytes);
@@ -335,7 +335,7 @@ fn build_dispatch(ctx: &DeviceContext, k: &Kernel, locate: impl Fn(&Window) -> R
     let locs: Vec<Loc> = k.bindings.iter().map(|(w, _)| locate(w)).collect::<Result<_>>()?;
     let align = u64::from(lim.min_storage_buffer_offset_alignment.max(4));
     for l in &locs {
-        if l.offset % align != 0 {
+        if !l.offset.is_multiple_of(align) {
             bail!(
                 DeviceLimit,
                 "a window at byte offset {} is not aligned to the device's {align}-byte storage offset alignment",

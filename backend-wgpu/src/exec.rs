@@ -130,7 +130,7 @@ pub(crate) fn write_value(ctx: &DeviceContext, buf: &wgpu::Buffer, offset: u64, 
     if data.is_empty() {
         return;
     }
-    if data.len() % 4 != 0 {
+    if !data.len().is_multiple_of(4) {
         let n = data.len().div_ceil(4) * 4;
         data.to_mut().resize(n, 0);
     }

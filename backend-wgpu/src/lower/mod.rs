@@ -94,7 +94,7 @@ backend_api::dispatch_ops! {
 }
 
 /// Collapses axes that can be merged for every operand: returns (dims, per-operand strides).
-/// Two adjacent axes merge when, for every operand, stride[k] == stride[k+1] * dims[k+1].
+/// Two adjacent axes merge when, for every operand, `stride[k] == stride[k+1] * dims[k+1]`.
 pub fn collapse(dims: &[usize], strides: &[Vec<usize>]) -> (Vec<usize>, Vec<Vec<usize>>) {
     let mut d: Vec<usize> = Vec::new();
     let mut s: Vec<Vec<usize>> = vec![Vec::new(); strides.len()];

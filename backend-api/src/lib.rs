@@ -14,6 +14,7 @@ mod builder;
 pub mod custom;
 pub mod decompose;
 pub mod device_value;
+mod dispatch;
 mod dtype;
 mod error;
 mod graph;

@@ -3,7 +3,7 @@
 //! per-executable buffers and bind groups are made from the program by [`crate::instance`].
 
 use crate::device::DeviceContext;
-use crate::lower::{lower, Buf, Grid, Kernel, Lower, Lowering, NodeIo, Operand, Window};
+use crate::lower::{Buf, Grid, Kernel, Lower, LowerFn, Lowering, NodeIo, Operand, Window};
 use crate::pipelines::Pipeline;
 use crate::plan::{assign, bindable, Home, Loc, Request};
 use backend_api::spec::op_label;
@@ -127,19 +127,20 @@ fn nbytes(t: &(DType, Vec<usize>)) -> Result<u64> {
     crate::lower::builder::tensor_bytes(t.0, &t.1)
 }
 
-/// Builds the program of `graph`, whose shapes must all be static. Param `k` of `sig` lives in
-/// `Home::Param(k)`.
+/// Builds the program of `graph`, whose shapes must all be static, lowering each node with
+/// `lower`. Param `k` of `sig` lives in `Home::Param(k)`.
 pub(crate) fn build_program(
     ctx: &Arc<DeviceContext>,
     graph: &Graph,
     sig: &Signature,
     opts: &CompileOptions,
+    lower: LowerFn,
 ) -> Result<Program> {
     let mut p = Planner { graph, storage: HashMap::new(), reqs: vec![], sig, consts: vec![] };
     let mut plans: Vec<Option<NodePlan>> = Vec::with_capacity(graph.nodes().len());
     for (i, node) in graph.nodes().iter().enumerate() {
         let ctx_err = |e: Error| e.at_node(i, op_label(&node.op));
-        let plan = plan_node(ctx, &mut p, i).map_err(ctx_err)?;
+        let plan = plan_node(ctx, &mut p, i, lower).map_err(ctx_err)?;
         plans.push(plan);
     }
     for v in graph.outputs() {
@@ -211,7 +212,7 @@ pub(crate) fn build_program(
     Ok(Program { arena_sizes, consts, dispatches, inputs, outputs })
 }
 
-fn plan_node(ctx: &Arc<DeviceContext>, p: &mut Planner<'_>, i: usize) -> Result<Option<NodePlan>> {
+fn plan_node(ctx: &Arc<DeviceContext>, p: &mut Planner<'_>, i: usize, lower: LowerFn) -> Result<Option<NodePlan>> {
     let graph = p.graph;
     let node = &graph.nodes()[i];
     let out_types: Vec<_> = (0..node.outputs.len())

@@ -7,6 +7,7 @@
 use crate::compile::{build_program, Program};
 use crate::device::DeviceContext;
 use crate::instance::{Instance, UPLOAD_STAGING_MIN};
+use crate::lower::LowerFn;
 use crate::lru::Lru;
 use crate::params::ParamStore;
 use crate::plan::bindable;
@@ -28,6 +29,8 @@ struct Shared {
     legal: Legalised,
     sig: Signature,
     opts: CompileOptions,
+    /// How nodes are lowered (`crate::lower::lower` outside tests).
+    lower: LowerFn,
     params: ParamStore,
     programs: Mutex<Lru<Bindings, Arc<Program>>>,
 }
@@ -47,7 +50,7 @@ impl Shared {
                 bound = legal.bind_symbols(b).map_err(|e| self.legal.user_error(&self.user, e))?;
                 &bound
             };
-            let program = build_program(&self.ctx, graph, &self.sig, &self.opts).map_err(|e| {
+            let program = build_program(&self.ctx, graph, &self.sig, &self.opts, self.lower).map_err(|e| {
                 let e = self.legal.user_error(&self.user, e);
                 if b.is_empty() {
                     e
@@ -71,6 +74,16 @@ impl WgpuExecutable {
     /// Validates `graph` and, when its shapes are static, compiles it (every pipeline, bind group
     /// and buffer). A graph with symbolic dims is compiled per binding at run.
     pub(crate) fn compile(ctx: &Arc<DeviceContext>, graph: &Graph, opts: &CompileOptions) -> Result<WgpuExecutable> {
+        WgpuExecutable::compile_lowered(ctx, graph, opts, crate::lower::lower)
+    }
+
+    /// [`WgpuExecutable::compile`] with each node lowered by `lower`.
+    pub(crate) fn compile_lowered(
+        ctx: &Arc<DeviceContext>,
+        graph: &Graph,
+        opts: &CompileOptions,
+        lower: LowerFn,
+    ) -> Result<WgpuExecutable> {
         graph.validate()?;
         let sig = Signature::of(graph);
         let params = ParamStore::new(ctx, &sig)?;
@@ -80,6 +93,7 @@ impl WgpuExecutable {
             legal: legalise(graph, &crate::lower::lowers, opts.decompose_all)?,
             sig,
             opts: opts.clone(),
+            lower,
             params,
             programs: Mutex::new(Lru::new(opts.max_variants)),
         });

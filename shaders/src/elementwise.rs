@@ -17,6 +17,9 @@ use crate::{
 use backend_api::op::{BinaryOp, CompareOp, UnaryOp};
 use backend_api::DType;
 
+/// The params structs of this family (see [`crate::params`]).
+pub const PARAMS: &[crate::params::Layout] = &[];
+
 /// A u32 that is always 0 but unknown to the shader compiler: the template's `p.pad0`, which the
 /// lowering (`backend-wgpu/src/lower/elementwise.rs`) writes as 0. Error-free float transformations
 /// (TwoSum in `mul_c64`/`div_c64`) pass their intermediates through it, because drivers rewrite

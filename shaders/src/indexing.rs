@@ -19,6 +19,9 @@ use crate::movement::{raw_binding, Width};
 use crate::{render, tensor_binding, Access, COMMON};
 use backend_api::DType;
 
+/// The params structs of this family (see [`crate::params`]).
+pub const PARAMS: &[crate::params::Layout] = &[];
+
 /// Params and the index rule shared by the indexing kernels.
 pub const INDEXING_COMMON: &str = include_str!("wgsl/indexing_common.wgsl");
 /// Gather: one invocation per output element.

@@ -154,6 +154,7 @@ pub mod matmul;
 pub mod movement;
 pub mod norm;
 pub mod ordering;
+pub mod params;
 pub mod random;
 pub mod reduce;
 

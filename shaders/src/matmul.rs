@@ -14,6 +14,9 @@ use crate::{module as join, reg_type, render, tensor_binding, Access, COMMON};
 use backend_api::op::UnaryOp;
 use backend_api::DType;
 
+/// The params structs of this family (see [`crate::params`]).
+pub const PARAMS: &[crate::params::Layout] = &[];
+
 /// Params, batch addressing and epilogue shared by the kernels below.
 pub const MATMUL_COMMON: &str = include_str!("wgsl/matmul_common.wgsl");
 /// The tiled matmul template.

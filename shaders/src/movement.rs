@@ -11,6 +11,9 @@
 use crate::{render, Access, COMMON};
 use backend_api::DType;
 
+/// The params structs of this family (see [`crate::params`]).
+pub const PARAMS: &[crate::params::Layout] = &[];
+
 /// The strided copy template.
 pub const MOVEMENT: &str = include_str!("wgsl/movement.wgsl");
 

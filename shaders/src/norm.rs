@@ -17,6 +17,31 @@ pub const NORM_LAYER: &str = include_str!("wgsl/norm_layer.wgsl");
 /// RmsNorm body.
 pub const NORM_RMS: &str = include_str!("wgsl/norm_rms.wgsl");
 
+crate::params! {
+    /// `NormParams` of `norm_common.wgsl` (also bound by the SoftmaxCrossEntropy kernels).
+    pub struct NormParams {
+        /// Rows (one workgroup each).
+        pub rows: u32,
+        /// Elements per row.
+        pub len: u32,
+        /// Stride between a row's elements.
+        pub inner: u32,
+        /// Padding.
+        pub pad0: u32,
+        /// Epsilon of LayerNorm and RmsNorm.
+        pub eps: f32,
+        /// Padding.
+        pub pad1: u32,
+        /// Padding.
+        pub pad2: u32,
+        /// Padding.
+        pub pad3: u32,
+    }
+}
+
+/// The params structs of this family (see [`crate::params`]).
+pub const PARAMS: &[crate::params::Layout] = &[<NormParams as crate::params::Params>::LAYOUT];
+
 /// Which op a variant computes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum NormKind {

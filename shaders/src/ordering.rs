@@ -13,6 +13,9 @@ use crate::norm::NORM_COMMON;
 use crate::{reg_type, render, tensor_binding, Access, COMMON, MATH, MATH64};
 use backend_api::DType;
 
+/// The params structs of this family (see [`crate::params`]).
+pub const PARAMS: &[crate::params::Layout] = &[];
+
 /// ArgMax / ArgMin params, addressing and candidate order.
 pub const ORDERING_ARG_COMMON: &str = include_str!("wgsl/ordering_arg_common.wgsl");
 /// ArgMax / ArgMin with one workgroup per row.

@@ -9,6 +9,9 @@
 use crate::{render, tensor_binding, Access, COMMON, MATH, MATH64};
 use backend_api::DType;
 
+/// The params structs of this family (see [`crate::params`]).
+pub const PARAMS: &[crate::params::Layout] = &[];
+
 /// Philox4x32-10 and the stream helpers.
 pub const PHILOX: &str = include_str!("wgsl/philox.wgsl");
 /// RngBits / RngUniform / RngNormal: one invocation per block.

@@ -10,6 +10,9 @@ use crate::{reg_type, render, tensor_binding, Access, COMMON, MATH, MATH64};
 use backend_api::op::ReduceOp;
 use backend_api::DType;
 
+/// The params structs of this family (see [`crate::params`]).
+pub const PARAMS: &[crate::params::Layout] = &[];
+
 /// Params, op slots and index decoding shared by both layouts.
 pub const REDUCE_COMMON: &str = include_str!("wgsl/reduce_common.wgsl");
 /// One workgroup per (row, chunk), tree reduction in workgroup memory.

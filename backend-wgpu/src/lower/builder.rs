@@ -13,6 +13,7 @@ use super::Grid;
 use crate::device::DeviceCaps;
 use crate::pipelines::BindKind;
 use backend_api::{bail, ensure, DType, Result};
+use shaders::params::{Params, ZeroParams};
 
 /// A buffer a kernel binds, named relative to the node being lowered.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -56,6 +57,25 @@ pub fn tensor_bytes(dtype: DType, dims: &[usize]) -> Result<u64> {
         Some(b) => Ok(b),
         None => bail!(DeviceLimit, "a {dtype} tensor of dims {dims:?} has more bytes than fit 64 bits"),
     }
+}
+
+/// `v` as a kernel's u32 param, or a `DeviceLimit` error naming `what`.
+pub fn u32_of(v: usize, what: &str) -> Result<u32> {
+    match u32::try_from(v) {
+        Ok(x) => Ok(x),
+        Err(_) => bail!(DeviceLimit, "{v} {what} do not fit the kernel's 32-bit indices"),
+    }
+}
+
+/// `v` zero-padded into `N` vec4s of u32 (a WGSL `array<vec4<u32>, N>` params field), or a
+/// `DeviceLimit` error when it has more than `4·N` entries or one exceeds 32 bits.
+pub fn vec4s<const N: usize>(v: &[usize], what: &str) -> Result<[[u32; 4]; N]> {
+    ensure!(v.len() <= 4 * N, DeviceLimit, "{} {what} exceed the kernel's {}", v.len(), 4 * N);
+    let mut out = [[0u32; 4]; N];
+    for (k, &x) in v.iter().enumerate() {
+        out[k / 4][k % 4] = u32_of(x, what)?;
+    }
+    Ok(out)
 }
 
 impl Operand {
@@ -138,6 +158,18 @@ impl<'a> Lower<'a> {
         self.caps
     }
 
+    /// A grid of `n` workgroups (one per row of a row kernel), folded into 2-D when `n` exceeds
+    /// the device's per-dimension limit; the kernel skips the ids past `n`.
+    pub fn workgroups(&self, n: usize) -> Result<Grid> {
+        let max = (self.caps.limits.max_compute_workgroups_per_dimension as usize).max(1);
+        let x = n.clamp(1, max);
+        let y = n.div_ceil(x).max(1);
+        if y > max {
+            bail!(DeviceLimit, "{n} workgroups exceed the device's {max}x{max} grid");
+        }
+        Ok(Grid::Workgroups([u32_of(x, "workgroups")?, u32_of(y, "workgroups")?, 1]))
+    }
+
     /// A scratch buffer of `bytes` bytes, live only while this node runs.
     pub fn temp_bytes(&mut self, bytes: u64) -> Window {
         self.out.temps.push(bytes);
@@ -202,9 +234,7 @@ pub fn zero_kernel(w: Window, words: u64) -> Result<Kernel> {
     let Ok(n) = u32::try_from(words) else {
         bail!(DeviceLimit, "zeroing {words} words exceeds the kernel's u32 index")
     };
-    let mut params = Vec::new();
-    params.extend_from_slice(&n.to_le_bytes());
-    params.resize(16, 0);
+    let params = ZeroParams { n, ..ZeroParams::default() }.to_bytes();
     Ok(Kernel {
         source: shaders::zero_module(),
         bindings: vec![(w, BindKind::Write)],

@@ -32,6 +32,10 @@ pub enum Grid {
     Workgroups([u32; 3]),
 }
 
+/// A node lowering: [`lower`] in the product; tests compile with their own to run hand-built
+/// kernels (a composite op, the control-flow mechanism) through the real compile and run path.
+pub type LowerFn = fn(&mut Lower<'_>, &NodeIo<'_>) -> Result<()>;
+
 /// A node and the operands of its inputs and outputs (whole values).
 pub struct NodeIo<'a> {
     /// The node.
@@ -40,6 +44,29 @@ pub struct NodeIo<'a> {
     pub inputs: Vec<Operand>,
     /// Operand of each output, `Buf::Out(k)`.
     pub outputs: Vec<Operand>,
+}
+
+impl NodeIo<'_> {
+    /// Input `k`'s operand.
+    pub fn input(&self, k: usize) -> Result<&Operand> {
+        match self.inputs.get(k) {
+            Some(o) => Ok(o),
+            None => bail!(Arity, "{} has no input {k} (it has {})", op_label(&self.node.op), self.inputs.len()),
+        }
+    }
+
+    /// Input `k`'s operand, if the node has one (optional trailing inputs).
+    pub fn opt_input(&self, k: usize) -> Option<&Operand> {
+        self.inputs.get(k)
+    }
+
+    /// Output `k`'s operand.
+    pub fn output(&self, k: usize) -> Result<&Operand> {
+        match self.outputs.get(k) {
+            Some(o) => Ok(o),
+            None => bail!(Arity, "{} has no output {k} (it has {})", op_label(&self.node.op), self.outputs.len()),
+        }
+    }
 }
 
 fn not_lowered(op: &Op) -> Result<()> {
@@ -66,7 +93,10 @@ backend_api::dispatch_ops! {
         }
         Op::Reduce(_) => legacy::run(b, io, reduce::lower),
         Op::MatMul | Op::DotGeneral(_) | Op::FusedMatMulBiasAct { .. } => legacy::run(b, io, linalg::lower),
-        Op::Softmax { .. } | Op::LogSoftmax { .. } | Op::LayerNorm(_) | Op::RmsNorm(_) => legacy::run(b, io, norm::lower),
+        Op::Softmax { axis } => norm::softmax(b, *axis, io.input(0)?, io.output(0)?),
+        Op::LogSoftmax { axis } => norm::log_softmax(b, *axis, io.input(0)?, io.output(0)?),
+        Op::LayerNorm(a) => norm::layer_norm(b, a, io.input(0)?, io.input(1)?, io.opt_input(2), io.output(0)?),
+        Op::RmsNorm(a) => norm::rms_norm(b, a, io.input(0)?, io.input(1)?, io.opt_input(2), io.output(0)?),
         Op::Gather(_) | Op::ScatterAdd(_) | Op::GatherBackward(_) => legacy::run(b, io, indexing::lower),
         Op::ArgMax(_)
         | Op::ArgMin(_)

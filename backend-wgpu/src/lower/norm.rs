@@ -4,40 +4,54 @@
 //! A row is `len` elements at stride `inner` starting at `(o·len·inner + j)` for row `o·inner + j`:
 //! Softmax along axis `a` has `len = dims[a]`, `inner = Π dims[a+1..]` (no transpose needed); the
 //! norms have `len = H = Π dims[axis..]` and `inner = 1`.
+//!
+//! The builders take operands, so another lowering can run a softmax on its own scratch tensor
+//! (see the composite-op test in `lower/tests.rs`).
 
-use super::legacy::{words, zero_kernel, Buf, Kernel, LowerCtx, Lowered};
-use super::reduce::workgroup_grid;
+use super::builder::{u32_of, Kernel, Lower, Operand};
 use crate::pipelines::BindKind;
-use backend_api::op::Op;
-use backend_api::spec::op_label;
-use backend_api::{bail, Error, ErrorKind, Result};
-use bytemuck::{Pod, Zeroable};
-use shaders::norm::{module, NormKind};
+use backend_api::op::NormAttrs;
+use backend_api::{bail, ensure, Error, ErrorKind, Result};
+use shaders::norm::{module, NormKind, NormParams};
+use shaders::params::Params;
 
 /// Kernels index with u32: stay well inside.
 const MAX_ELEMENTS: usize = 1 << 31;
 
-/// `Params` of `norm_common.wgsl`.
-#[repr(C)]
-#[derive(Clone, Copy, Pod, Zeroable)]
-struct Params {
-    rows: u32,
-    len: u32,
-    inner: u32,
-    pad0: u32,
-    eps: f32,
-    pad1: [u32; 3],
+/// Softmax of `x` along `axis` into `out` (same dtype and dims).
+pub fn softmax(b: &mut Lower<'_>, axis: usize, x: &Operand, out: &Operand) -> Result<()> {
+    row_kernel(b, NormKind::Softmax, axis, 0.0, &[x], out)
 }
 
-/// (kind, axis, eps) of a norm-family node.
-fn kind(op: &Op) -> Result<(NormKind, usize, f32)> {
-    Ok(match op {
-        Op::Softmax { axis } => (NormKind::Softmax, *axis, 0.0),
-        Op::LogSoftmax { axis } => (NormKind::LogSoftmax, *axis, 0.0),
-        Op::LayerNorm(a) => (NormKind::LayerNorm, a.axis, a.eps),
-        Op::RmsNorm(a) => (NormKind::RmsNorm, a.axis, a.eps),
-        other => bail!(Unsupported, "{} is not in the norm family", op_label(other)),
-    })
+/// LogSoftmax of `x` along `axis` into `out`.
+pub fn log_softmax(b: &mut Lower<'_>, axis: usize, x: &Operand, out: &Operand) -> Result<()> {
+    row_kernel(b, NormKind::LogSoftmax, axis, 0.0, &[x], out)
+}
+
+/// LayerNorm of `x` over the axes from `a.axis` with `gamma` and an optional `beta`.
+pub fn layer_norm(
+    b: &mut Lower<'_>,
+    a: &NormAttrs,
+    x: &Operand,
+    gamma: &Operand,
+    beta: Option<&Operand>,
+    out: &Operand,
+) -> Result<()> {
+    let ins: Vec<&Operand> = [x, gamma].into_iter().chain(beta).collect();
+    row_kernel(b, NormKind::LayerNorm, a.axis, a.eps, &ins, out)
+}
+
+/// RmsNorm of `x` over the axes from `a.axis` with `gamma` and an optional `beta`.
+pub fn rms_norm(
+    b: &mut Lower<'_>,
+    a: &NormAttrs,
+    x: &Operand,
+    gamma: &Operand,
+    beta: Option<&Operand>,
+    out: &Operand,
+) -> Result<()> {
+    let ins: Vec<&Operand> = [x, gamma].into_iter().chain(beta).collect();
+    row_kernel(b, NormKind::RmsNorm, a.axis, a.eps, &ins, out)
 }
 
 /// (rows, len, inner) of the workgroup rows.
@@ -54,34 +68,44 @@ fn rows(kind: NormKind, dims: &[usize], axis: usize) -> Result<(usize, usize, us
     })
 }
 
-/// Lowers a Softmax, LogSoftmax, LayerNorm or RmsNorm node.
-pub fn lower(ctx: &LowerCtx<'_>) -> Result<Lowered> {
-    let (kind, axis, eps) = kind(&ctx.node.op)?;
-    let (d, dims) = &ctx.inputs[0];
-    let d = *d;
-    let beta = kind.has_gamma() && ctx.inputs.len() == 3;
+/// One row kernel: `ins` are x, then gamma and beta for the norms.
+fn row_kernel(b: &mut Lower<'_>, kind: NormKind, axis: usize, eps: f32, ins: &[&Operand], out: &Operand) -> Result<()> {
+    let Some(x) = ins.first() else { bail!(Arity, "{kind:?} needs an input") };
+    let d = x.dtype;
+    ensure!(
+        out.dtype == d && out.dims == x.dims,
+        Shape,
+        "{kind:?} of {d}{:?} cannot write {}{:?}",
+        x.dims,
+        out.dtype,
+        out.dims
+    );
+    let beta = kind.has_gamma() && ins.len() == 3;
     let Some(src) = module(kind, d, beta) else {
         bail!(Unsupported, "no GPU kernel for {kind:?} on {d}");
     };
     let source = src.map_err(|e| Error::new(ErrorKind::Device, format!("norm shader: {e}")))?;
-    let n: usize = dims.iter().product();
+    let n = x.numel();
     if n == 0 {
-        return Ok(Lowered::Kernels { temps: vec![], kernels: vec![] });
+        return Ok(());
     }
     if n >= MAX_ELEMENTS {
-        bail!(DeviceLimit, "{kind:?} input {dims:?} has more than 2^31 elements");
+        bail!(DeviceLimit, "{kind:?} input {:?} has more than 2^31 elements", x.dims);
     }
-    let (rows, len, inner) = rows(kind, dims, axis)?;
-    let p = Params { rows: rows as u32, len: len as u32, inner: inner as u32, pad0: 0, eps, pad1: [0; 3] };
-    let mut bindings: Vec<(Buf, BindKind)> = (0..ctx.inputs.len()).map(|k| (Buf::In(k), BindKind::Read)).collect();
-    bindings.push((Buf::Out(0), BindKind::Write));
-    let main = Kernel { source, bindings, params: bytemuck::bytes_of(&p).to_vec(), grid: workgroup_grid(ctx, rows)? };
-    let mut kernels = Vec::new();
-    if shaders::is_packed(d) {
-        kernels.push(zero_kernel(Buf::Out(0), words(d, n)));
-    }
-    kernels.push(main);
-    Ok(Lowered::Kernels { temps: vec![], kernels })
+    let (rows, len, inner) = rows(kind, &x.dims, axis)?;
+    let p = NormParams {
+        rows: u32_of(rows, "rows")?,
+        len: u32_of(len, "row elements")?,
+        inner: u32_of(inner, "row stride")?,
+        eps,
+        ..NormParams::default()
+    };
+    let mut bindings: Vec<_> = ins.iter().map(|o| (o.window, BindKind::Read)).collect();
+    bindings.push((out.window, BindKind::Write));
+    b.zero_if_packed(out)?;
+    let grid = b.workgroups(rows)?;
+    b.push(Kernel { source, bindings, params: p.to_bytes(), grid });
+    Ok(())
 }
 
 #[cfg(test)]

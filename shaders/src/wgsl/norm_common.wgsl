@@ -4,7 +4,7 @@
 // One workgroup handles one row: `len` elements at stride `inner` (Softmax along any axis; the
 // norms use inner = 1 and len = H). Rows beyond 65535 use a 2-D workgroup grid.
 
-struct Params {
+struct NormParams {
     rows: u32,
     len: u32,
     inner: u32,
@@ -15,7 +15,7 @@ struct Params {
     pad3: u32,
 }
 
-@group(0) @binding(0) var<uniform> p: Params;
+@group(0) @binding(0) var<uniform> p: NormParams;
 {{TENSORS}}
 
 alias F = {{F}};

@@ -1,13 +1,13 @@
 // Zeroes n words of a tensor range; runs before kernels that OR packed values into place.
 
-struct Params {
+struct ZeroParams {
     n: u32,
     pad0: u32,
     pad1: u32,
     pad2: u32,
 }
 
-@group(0) @binding(0) var<uniform> p: Params;
+@group(0) @binding(0) var<uniform> p: ZeroParams;
 @group(0) @binding(1) var<storage, read_write> buf: array<u32>;
 
 @compute @workgroup_size(256)

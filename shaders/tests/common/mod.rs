@@ -1,7 +1,12 @@
 //! Shared by the naga validation tests.
 
-/// Parses and validates one WGSL module with every capability enabled; panics with the source
-/// and naga's message on failure.
+use shaders::params::layout;
+
+// Not every test binary that includes this module calls both functions.
+#[allow(dead_code)]
+/// Parses and validates one WGSL module with every capability enabled, then checks the layout of
+/// its uniform params struct against the Rust struct it is filled from ([`check_params`]); panics
+/// with the source and the reason on failure.
 pub fn validate(name: &str, src: &str) {
     let m = match naga::front::wgsl::parse_str(src) {
         Ok(m) => m,
@@ -11,4 +16,46 @@ pub fn validate(name: &str, src: &str) {
     if let Err(e) = v.validate(&m) {
         panic!("{name}: validation error: {e:?}\n--- source ---\n{src}");
     }
+    if let Err(e) = check_params(&m) {
+        panic!("{name}: {e}");
+    }
+}
+
+/// Reflects every uniform of `m`: each must be a struct named like a `shaders::params` struct,
+/// with the same size and the same fields at the same offsets with the same sizes.
+pub fn check_params(m: &naga::Module) -> Result<(), String> {
+    for (_, g) in m.global_variables.iter() {
+        if g.space != naga::AddressSpace::Uniform {
+            continue;
+        }
+        let ty = &m.types[g.ty];
+        let naga::TypeInner::Struct { members, span } = &ty.inner else {
+            return Err(format!("uniform {:?} is not a struct", g.name));
+        };
+        let Some(name) = ty.name.as_deref() else { return Err("a uniform struct has no name".into()) };
+        // Structs not yet mirrored by a Rust declaration keep the old name.
+        if name == "Params" {
+            continue;
+        }
+        let Some(rust) = layout(name) else {
+            return Err(format!("uniform struct {name} has no Rust mirror in shaders::params::ALL"));
+        };
+        if *span as usize != rust.size {
+            return Err(format!("{name} is {span} bytes in WGSL but {} in Rust", rust.size));
+        }
+        if members.len() != rust.fields.len() {
+            return Err(format!("{name} has {} fields in WGSL but {} in Rust", members.len(), rust.fields.len()));
+        }
+        for (w, r) in members.iter().zip(rust.fields) {
+            let wname = w.name.as_deref().unwrap_or("");
+            let wsize = m.types[w.ty].inner.size(m.to_ctx()) as usize;
+            if wname != r.name || w.offset as usize != r.offset || wsize != r.size {
+                return Err(format!(
+                    "{name}: WGSL field {wname} at {} ({wsize} bytes) but Rust field {} at {} ({} bytes)",
+                    w.offset, r.name, r.offset, r.size
+                ));
+            }
+        }
+    }
+    Ok(())
 }

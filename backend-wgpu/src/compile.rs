@@ -3,7 +3,8 @@
 //! per-executable buffers and bind groups are made from the program by [`crate::instance`].
 
 use crate::device::DeviceContext;
-use crate::lower::{Buf, Grid, Kernel, Lower, LowerFn, Lowering, NodeIo, Operand, Window};
+use crate::lower::{Buf, Grid, Kernel, Lower, LowerFn, Lowering, NodeIo, Operand, Step, Window};
+use crate::pipelines::BindKind;
 use crate::pipelines::Pipeline;
 use crate::plan::{assign, bindable, Home, Loc, Request};
 use backend_api::spec::op_label;
@@ -12,16 +13,55 @@ use std::collections::HashMap;
 use std::sync::Arc;
 use wgpu::util::DeviceExt;
 
+/// How many workgroups a dispatch runs.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum Workgroups {
+    /// Known at compile.
+    Direct([u32; 3]),
+    /// Read by the GPU from three u32 words at this location (written by an earlier kernel).
+    Indirect(Loc),
+}
+
 /// One dispatch of a program: the pipeline, its params uniform, the ranges it binds, its grid.
 pub(crate) struct DispatchSpec {
     /// The pipeline (shared through the device's cache).
     pub pipeline: Arc<Pipeline>,
-    /// The params uniform (binding 0), immutable.
+    /// The params uniform (binding 0), immutable: one block, or one block per iteration of a
+    /// repeated body.
     pub uniform: wgpu::Buffer,
+    /// For a repeated body's dispatch, its params blocks: the uniform is bound with a dynamic
+    /// offset of `iteration × stride`.
+    pub per_iteration: Option<Blocks>,
     /// Storage bindings 1.. in order.
     pub bindings: Vec<Loc>,
     /// Workgroup grid.
-    pub workgroups: [u32; 3],
+    pub workgroups: Workgroups,
+}
+
+/// The per-iteration params blocks of a repeated body's dispatch in its uniform buffer.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Blocks {
+    /// Bytes of one block (what is bound).
+    pub block: u64,
+    /// Bytes from one block to the next (the device's uniform offset alignment).
+    pub stride: u64,
+}
+
+/// What a run records, in order, over the program's dispatches.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum ProgramStep {
+    /// Dispatch `k`.
+    Dispatch(usize),
+    /// Dispatches `first..first + count`, recorded `times` times (iteration `i` with params
+    /// block `i`).
+    Repeat {
+        /// Iterations.
+        times: usize,
+        /// First dispatch of the body.
+        first: usize,
+        /// Dispatches in the body.
+        count: usize,
+    },
 }
 
 /// Where a graph output is and what it holds.
@@ -43,18 +83,35 @@ pub(crate) struct Program {
     pub arena_sizes: Vec<u64>,
     /// Constant buffers, in `Home::Const` order.
     pub consts: Vec<wgpu::Buffer>,
-    /// Dispatches in execution order.
+    /// Every distinct dispatch (one bind group each).
     pub dispatches: Vec<DispatchSpec>,
+    /// The order a run records them in.
+    pub steps: Vec<ProgramStep>,
     /// Where each graph input is written, in signature order.
     pub inputs: Vec<Loc>,
     /// The graph outputs.
     pub outputs: Vec<OutputSlot>,
 }
 
-/// Per-node lowering result with the arena requests of its scratch buffers.
+impl Program {
+    /// Dispatches a run records (repeated bodies counted once per iteration).
+    pub fn recorded_dispatches(&self) -> usize {
+        self.steps
+            .iter()
+            .map(|s| match s {
+                ProgramStep::Dispatch(_) => 1,
+                ProgramStep::Repeat { times, count, .. } => times.saturating_mul(*count),
+            })
+            .fold(0, usize::saturating_add)
+    }
+}
+
+/// Per-node lowering result with the arena requests of its scratch buffers and the sizes of its
+/// control buffers.
 struct NodePlan {
-    kernels: Vec<Kernel>,
+    steps: Vec<Step>,
     temps: Vec<usize>,
+    controls: Vec<u64>,
 }
 
 /// Where each value's bytes are, before arena offsets are known: a request of the arena plan or a
@@ -148,7 +205,21 @@ pub(crate) fn build_program(
     }
     let lim = &ctx.caps.limits;
     let align = lim.min_storage_buffer_offset_alignment.max(4) as u64;
-    let (arena_locs, arena_sizes) = assign(&p.reqs, align, lim.max_buffer_size, !opts.no_memory_reuse)?;
+    let (arena_locs, mut arena_sizes) = assign(&p.reqs, align, lim.max_buffer_size, !opts.no_memory_reuse)?;
+    // Control buffers come after the data arenas, one buffer each (see `Buf::Control`).
+    let mut control_homes: Vec<Vec<usize>> = Vec::with_capacity(plans.len());
+    for plan in &plans {
+        let sizes = plan.as_ref().map_or(&[][..], |p| &p.controls[..]);
+        control_homes.push(
+            sizes
+                .iter()
+                .map(|&s| {
+                    arena_sizes.push(bindable(s));
+                    arena_sizes.len() - 1
+                })
+                .collect(),
+        );
+    }
     let resolve = |s: Storage| match s {
         Storage::Arena { req, offset, size } => {
             let base = arena_locs[req];
@@ -169,10 +240,12 @@ pub(crate) fn build_program(
         })
         .collect();
     let mut dispatches = Vec::new();
+    let mut steps = Vec::new();
     for (i, plan) in plans.iter().enumerate() {
         let Some(plan) = plan else { continue };
         let node = &graph.nodes()[i];
-        for k in &plan.kernels {
+        let controls = control_homes.get(i).map_or(&[][..], |c| &c[..]);
+        {
             let locate = |w: &Window| -> Result<Loc> {
                 let value = |v: &Value| match p.storage.get(v) {
                     Some(s) => Ok(*s),
@@ -188,12 +261,19 @@ pub(crate) fn build_program(
                         Some(&req) => Storage::Arena { req, offset: 0, size: p.reqs[req].size },
                         None => bail!(Arity, "a kernel binds scratch buffer {j}, which the node did not make"),
                     },
+                    Buf::Control(j) => match (controls.get(j), plan.controls.get(j)) {
+                        (Some(&k), Some(&size)) => {
+                            Storage::Fixed { home: Home::Arena(k), offset: 0, size: bindable(size) }
+                        }
+                        _ => bail!(Arity, "a kernel uses control buffer {j}, which the node did not make"),
+                    },
                 };
                 Ok(resolve(s.window(w)?))
             };
-            let d =
-                build_dispatch(ctx, k, locate).map_err(|e| with_types(e, graph, i).at_node(i, op_label(&node.op)))?;
-            dispatches.push(d);
+            let at_node = |e: Error| with_types(e, graph, i).at_node(i, op_label(&node.op));
+            for step in &plan.steps {
+                program_step(ctx, step, &locate, &mut dispatches, &mut steps).map_err(at_node)?;
+            }
         }
     }
     let stored = |v: &Value| match p.storage.get(v) {
@@ -209,7 +289,7 @@ pub(crate) fn build_program(
             Ok(OutputSlot { loc: stored(v)?, bytes: nbytes(&t)?, dtype: t.0, shape: t.1 })
         })
         .collect::<Result<Vec<_>>>()?;
-    Ok(Program { arena_sizes, consts, dispatches, inputs, outputs })
+    Ok(Program { arena_sizes, consts, dispatches, steps, inputs, outputs })
 }
 
 fn plan_node(ctx: &Arc<DeviceContext>, p: &mut Planner<'_>, i: usize, lower: LowerFn) -> Result<Option<NodePlan>> {
@@ -254,7 +334,7 @@ fn plan_node(ctx: &Arc<DeviceContext>, p: &mut Planner<'_>, i: usize, lower: Low
     let io = NodeIo { node, inputs: operands(Buf::In, &in_types)?, outputs: operands(Buf::Out, &out_types)? };
     let mut b = Lower::new(&ctx.caps, node.outputs.len());
     lower(&mut b, &io)?;
-    let Lowering { temps, kernels, aliases } = b.finish();
+    let Lowering { temps, controls, steps, aliases } = b.finish();
     for (o, t) in out_types.iter().enumerate() {
         let value = Value { node: backend_api::NodeId(i), output: o };
         let storage = match aliases.get(o).copied().flatten() {
@@ -266,11 +346,11 @@ fn plan_node(ctx: &Arc<DeviceContext>, p: &mut Planner<'_>, i: usize, lower: Low
         };
         p.storage.insert(value, storage);
     }
-    if kernels.is_empty() && temps.is_empty() {
+    if steps.is_empty() && temps.is_empty() && controls.is_empty() {
         return Ok(None);
     }
     let temps = temps.iter().map(|&s| p.arena(bindable(s), i)).collect();
-    Ok(Some(NodePlan { kernels, temps }))
+    Ok(Some(NodePlan { steps, temps, controls }))
 }
 
 /// The storage of an output that aliases window `w` of one of the node's inputs.
@@ -291,28 +371,81 @@ fn with_types(e: Error, graph: &Graph, i: usize) -> Error {
     e.context(format!("({ins}) -> ({outs})"))
 }
 
-fn grid_dims(ctx: &DeviceContext, grid: Grid) -> Result<[u32; 3]> {
-    let max = ctx.caps.limits.max_compute_workgroups_per_dimension as u64;
-    match grid {
-        Grid::Workgroups(w) => {
-            if w.iter().any(|&x| x as u64 > max) {
-                bail!(DeviceLimit, "workgroup grid {w:?} exceeds {max} per dimension");
-            }
-            Ok(w)
+/// Appends the dispatches of one lowering step and the program step that records them.
+fn program_step(
+    ctx: &DeviceContext,
+    step: &Step,
+    locate: &impl Fn(&Window) -> Result<Loc>,
+    dispatches: &mut Vec<DispatchSpec>,
+    steps: &mut Vec<ProgramStep>,
+) -> Result<()> {
+    match step {
+        Step::Kernel(k) => {
+            steps.push(ProgramStep::Dispatch(dispatches.len()));
+            dispatches.push(build_dispatch(ctx, k, Uniform::Once(&k.params), locate)?);
         }
-        Grid::Threads(n) => {
-            let wg = n.div_ceil(256).max(1);
-            let x = wg.min(max);
-            let y = wg.div_ceil(x);
-            if y > max {
-                bail!(DeviceLimit, "{n} invocations exceed the device's {max}x{max} workgroup grid");
+        Step::Repeat(r) => {
+            let first = dispatches.len();
+            for (j, k) in r.body.iter().enumerate() {
+                let blocks = r.params.iter().map(|it| it.get(j).map(|p| &p[..]).unwrap_or(&[])).collect();
+                dispatches.push(build_dispatch(ctx, k, Uniform::PerIteration(blocks), locate)?);
             }
-            Ok([x as u32, y as u32, 1])
+            steps.push(ProgramStep::Repeat { times: r.params.len(), first, count: r.body.len() });
+        }
+    }
+    Ok(())
+}
+
+/// The params of one dispatch: one block, or one per iteration of a repeated body.
+enum Uniform<'a> {
+    Once(&'a [u8]),
+    PerIteration(Vec<&'a [u8]>),
+}
+
+/// Pads params to a whole number of 16-byte rows (at least one), as uniform structs are.
+fn padded_len(n: usize) -> usize {
+    n.div_ceil(16).max(1) * 16
+}
+
+/// The uniform buffer's contents and, for a repeated body, where its blocks are.
+fn uniform_bytes(ctx: &DeviceContext, u: &Uniform<'_>) -> Result<(Vec<u8>, Option<Blocks>)> {
+    match u {
+        Uniform::Once(p) => {
+            let mut v = p.to_vec();
+            v.resize(padded_len(p.len()), 0);
+            Ok((v, None))
+        }
+        Uniform::PerIteration(blocks) => {
+            let lim = &ctx.caps.limits;
+            let block = padded_len(blocks.iter().map(|b| b.len()).max().unwrap_or(0));
+            let align = (lim.min_uniform_buffer_offset_alignment.max(16)) as usize;
+            let stride = block.div_ceil(align) * align;
+            let total = stride.checked_mul(blocks.len()).filter(|&t| (t as u64) <= lim.max_buffer_size);
+            let Some(total) = total else {
+                bail!(
+                    DeviceLimit,
+                    "{} iterations of {stride}-byte params blocks exceed the device's buffer size",
+                    blocks.len()
+                )
+            };
+            if block as u64 > lim.max_uniform_buffer_binding_size {
+                bail!(DeviceLimit, "a params block of {block} bytes exceeds the uniform binding limit");
+            }
+            let mut v = vec![0u8; total];
+            for (i, b) in blocks.iter().enumerate() {
+                v[i * stride..i * stride + b.len()].copy_from_slice(b);
+            }
+            Ok((v, Some(Blocks { block: block as u64, stride: stride as u64 })))
         }
     }
 }
 
-fn build_dispatch(ctx: &DeviceContext, k: &Kernel, locate: impl Fn(&Window) -> Result<Loc>) -> Result<DispatchSpec> {
+fn build_dispatch(
+    ctx: &DeviceContext,
+    k: &Kernel,
+    uniform: Uniform<'_>,
+    locate: &impl Fn(&Window) -> Result<Loc>,
+) -> Result<DispatchSpec> {
     let lim = &ctx.caps.limits;
     if k.bindings.len() as u32 > lim.max_storage_buffers_per_shader_stage {
         bail!(
@@ -322,12 +455,12 @@ fn build_dispatch(ctx: &DeviceContext, k: &Kernel, locate: impl Fn(&Window) -> R
             lim.max_storage_buffers_per_shader_stage
         );
     }
-    let mut kinds = vec![crate::pipelines::BindKind::Uniform];
+    let (params, per_iteration) = uniform_bytes(ctx, &uniform)?;
+    let first = if per_iteration.is_some() { BindKind::DynamicUniform } else { BindKind::Uniform };
+    let mut kinds = vec![first];
     kinds.extend(k.bindings.iter().map(|(_, kind)| *kind));
     ctx.caps.check_kernel(&k.source)?;
     let pipe = ctx.pipelines.get(&ctx.device, &k.source, &kinds)?;
-    let mut params = k.params.clone();
-    params.resize(params.len().div_ceil(16).max(1) * 16, 0);
     let ubuf = ctx.device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
         label: Some("params"),
         contents: &params,
@@ -352,5 +485,28 @@ fn build_dispatch(ctx: &DeviceContext, k: &Kernel, locate: impl Fn(&Window) -> R
             );
         }
     }
-    Ok(DispatchSpec { pipeline: pipe, uniform: ubuf, bindings: locs, workgroups: grid_dims(ctx, k.grid)? })
+    let workgroups = workgroups(ctx, k, &locs, locate)?;
+    Ok(DispatchSpec { pipeline: pipe, uniform: ubuf, per_iteration, bindings: locs, workgroups })
+}
+
+/// The dispatch's workgroups: direct counts checked against the device, or the location of
+/// indirect ones (a control buffer the kernel does not bind).
+fn workgroups(
+    ctx: &DeviceContext,
+    k: &Kernel,
+    locs: &[Loc],
+    locate: &impl Fn(&Window) -> Result<Loc>,
+) -> Result<Workgroups> {
+    let Grid::Indirect(w) = k.grid else {
+        let b = Lower::new(&ctx.caps, 0);
+        return Ok(Workgroups::Direct(b.workgroup_counts(k.grid)?));
+    };
+    if !matches!(w.buf, Buf::Control(_)) || w.bytes < 12 {
+        bail!(Shape, "indirect workgroup counts must be 12 bytes of a control buffer, not {w:?}");
+    }
+    let at = locate(&w)?;
+    if locs.iter().any(|l| l.home == at.home) {
+        bail!(Shape, "a kernel cannot bind the control buffer its own workgroup counts are read from");
+    }
+    Ok(Workgroups::Indirect(at))
 }

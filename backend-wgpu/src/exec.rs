@@ -4,7 +4,7 @@
 //! every dispatch in one encoder, submits once and reads all host outputs back through one mapped
 //! staging buffer.
 
-use crate::compile::{build_program, Program};
+use crate::compile::{build_program, Program, ProgramStep, Workgroups};
 use crate::device::DeviceContext;
 use crate::instance::{Instance, UPLOAD_STAGING_MIN};
 use crate::lower::LowerFn;
@@ -110,9 +110,10 @@ impl WgpuExecutable {
         Ok(exe)
     }
 
-    /// Number of kernel dispatches the most recently used variant records per run.
+    /// Number of kernel dispatches the most recently used variant records per run (repeated
+    /// bodies counted once per iteration).
     pub fn dispatch_count(&self) -> usize {
-        self.instances.most_recent().map_or(0, |i| i.program.dispatches.len())
+        self.instances.most_recent().map_or(0, |i| i.program.recorded_dispatches())
     }
 
     /// Number of compiled variants this executable holds instances of.
@@ -228,7 +229,7 @@ impl WgpuExecutable {
                 }
             }
         }
-        record(inst, &mut enc);
+        record(inst, &shared.params, &mut enc)?;
         let device_outs = copy_outputs(ctx, inst, &shared.params, &mut enc, placement)?;
         ctx.queue.submit([enc.finish()]);
         if let Some(e) = pollster::block_on(scope.pop()) {
@@ -280,14 +281,45 @@ fn upload_staged(
     Ok(())
 }
 
-/// Records every dispatch of the program into one compute pass.
-fn record(inst: &Instance, enc: &mut wgpu::CommandEncoder) {
+/// Records the program into one compute pass: each step's dispatches, a repeated body once per
+/// iteration with that iteration's params block.
+fn record(inst: &Instance, params: &ParamStore, enc: &mut wgpu::CommandEncoder) -> Result<()> {
     let mut pass = enc.begin_compute_pass(&wgpu::ComputePassDescriptor { label: None, timestamp_writes: None });
-    for (d, bg) in inst.program.dispatches.iter().zip(&inst.bind_groups) {
-        pass.set_pipeline(&d.pipeline.pipeline);
-        pass.set_bind_group(0, bg, &[]);
-        pass.dispatch_workgroups(d.workgroups[0], d.workgroups[1], d.workgroups[2]);
+    for step in &inst.program.steps {
+        match *step {
+            ProgramStep::Dispatch(k) => dispatch(inst, params, &mut pass, k, 0)?,
+            ProgramStep::Repeat { times, first, count } => {
+                for i in 0..times {
+                    for k in first..first + count {
+                        dispatch(inst, params, &mut pass, k, i)?;
+                    }
+                }
+            }
+        }
     }
+    Ok(())
+}
+
+/// Records dispatch `k` (iteration `i` of its body, if repeated).
+fn dispatch(inst: &Instance, params: &ParamStore, pass: &mut wgpu::ComputePass<'_>, k: usize, i: usize) -> Result<()> {
+    let (Some(d), Some(bg)) = (inst.program.dispatches.get(k), inst.bind_groups.get(k)) else {
+        bail!(Device, "the program records dispatch {k}, which it does not have")
+    };
+    pass.set_pipeline(&d.pipeline.pipeline);
+    match d.per_iteration {
+        Some(blocks) => {
+            let Some(offset) = (i as u64).checked_mul(blocks.stride).and_then(|o| u32::try_from(o).ok()) else {
+                bail!(DeviceLimit, "iteration {i}'s params offset exceeds 32 bits")
+            };
+            pass.set_bind_group(0, bg, &[offset]);
+        }
+        None => pass.set_bind_group(0, bg, &[]),
+    }
+    match d.workgroups {
+        Workgroups::Direct([x, y, z]) => pass.dispatch_workgroups(x, y, z),
+        Workgroups::Indirect(loc) => pass.dispatch_workgroups_indirect(inst.buffer(loc.home, params)?, loc.offset),
+    }
+    Ok(())
 }
 
 /// Copies host-placed outputs into the staging buffer and device-placed ones into fresh buffers.

@@ -38,7 +38,11 @@ const UPLOAD_ALIGN: u64 = 256;
 impl Instance {
     /// Allocates the arenas and builds the bind groups.
     pub fn new(ctx: &DeviceContext, program: Arc<Program>, params: &ParamStore) -> Result<Instance> {
-        let usage = wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_DST | wgpu::BufferUsages::COPY_SRC;
+        // INDIRECT: control buffers (the last arenas) hold workgroup counts that kernels write.
+        let usage = wgpu::BufferUsages::STORAGE
+            | wgpu::BufferUsages::COPY_DST
+            | wgpu::BufferUsages::COPY_SRC
+            | wgpu::BufferUsages::INDIRECT;
         let arenas: Vec<wgpu::Buffer> = program
             .arena_sizes
             .iter()
@@ -61,7 +65,16 @@ impl Instance {
             upload_offsets: Vec::new(),
         };
         for d in &program.dispatches {
-            let mut entries = vec![wgpu::BindGroupEntry { binding: 0, resource: d.uniform.as_entire_binding() }];
+            let uniform = match d.per_iteration {
+                // One block, selected per iteration by the dynamic offset.
+                Some(blocks) => wgpu::BindingResource::Buffer(wgpu::BufferBinding {
+                    buffer: &d.uniform,
+                    offset: 0,
+                    size: std::num::NonZeroU64::new(blocks.block),
+                }),
+                None => d.uniform.as_entire_binding(),
+            };
+            let mut entries = vec![wgpu::BindGroupEntry { binding: 0, resource: uniform }];
             for (j, l) in d.bindings.iter().enumerate() {
                 entries.push(wgpu::BindGroupEntry {
                     binding: j as u32 + 1,

@@ -9,6 +9,9 @@ use std::sync::{Arc, Mutex};
 pub enum BindKind {
     /// A uniform buffer (the kernel's params struct).
     Uniform,
+    /// A uniform buffer bound at a dynamic offset: one params block per iteration of a
+    /// repeated body.
+    DynamicUniform,
     /// A read-only storage range.
     Read,
     /// A read-write storage range.
@@ -58,7 +61,7 @@ impl PipelineCache {
 
 fn layout_entry(binding: u32, kind: BindKind) -> wgpu::BindGroupLayoutEntry {
     let ty = match kind {
-        BindKind::Uniform => wgpu::BufferBindingType::Uniform,
+        BindKind::Uniform | BindKind::DynamicUniform => wgpu::BufferBindingType::Uniform,
         // Inputs and outputs of one dispatch often lie in the same arena buffer, and WebGPU
         // forbids one buffer being read-only storage and writable storage in one dispatch. So the
         // layout says read-write for every storage binding (the WGSL must match; see
@@ -68,7 +71,11 @@ fn layout_entry(binding: u32, kind: BindKind) -> wgpu::BindGroupLayoutEntry {
     wgpu::BindGroupLayoutEntry {
         binding,
         visibility: wgpu::ShaderStages::COMPUTE,
-        ty: wgpu::BindingType::Buffer { ty, has_dynamic_offset: false, min_binding_size: None },
+        ty: wgpu::BindingType::Buffer {
+            ty,
+            has_dynamic_offset: kind == BindKind::DynamicUniform,
+            min_binding_size: None,
+        },
         count: None,
     }
 }

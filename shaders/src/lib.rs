@@ -148,6 +148,7 @@ pub fn module(parts: &[&str]) -> String {
     parts.join("\n")
 }
 
+pub mod control;
 pub mod elementwise;
 pub mod indexing;
 pub mod matmul;

@@ -24,6 +24,11 @@ pub enum Buf {
     Out(usize),
     /// Scratch buffer `k` of this node, made by [`Lower::temp`] or [`Lower::temp_bytes`].
     Temp(usize),
+    /// Control buffer `k` of this node, made by [`Lower::control`]: words that kernels write
+    /// and later dispatches read as their workgroup counts ([`Grid::Indirect`]). Each is a
+    /// buffer of its own, because one buffer cannot be a dispatch's indirect arguments and
+    /// writable storage of the same dispatch, and every data binding is writable storage.
+    Control(usize),
 }
 
 /// A byte range inside a [`Buf`]. Windows of one value let a later step bind a tensor larger than
@@ -130,13 +135,49 @@ pub struct Kernel {
     pub grid: Grid,
 }
 
+/// A body of kernels recorded once per iteration ([`Lower::repeat`]). Every iteration binds the
+/// same windows and has the same grids; only the params differ, so the bind groups are made once
+/// and each iteration selects its params block with a dynamic uniform offset.
+#[derive(Clone, Debug)]
+pub struct Repeat {
+    /// The body's kernels, with iteration 0's params.
+    pub body: Vec<Kernel>,
+    /// `params[i][j]`: the params of kernel `j` in iteration `i` (`params.len()` iterations).
+    pub params: Vec<Vec<Vec<u8>>>,
+}
+
+/// One step of a node's program, in execution order.
+#[derive(Clone, Debug)]
+pub enum Step {
+    /// One dispatch.
+    Kernel(Kernel),
+    /// A body recorded once per iteration.
+    Repeat(Repeat),
+}
+
+impl Step {
+    /// Dispatches this step records.
+    pub fn dispatches(&self) -> usize {
+        match self {
+            Step::Kernel(_) => 1,
+            Step::Repeat(r) => r.body.len().saturating_mul(r.params.len()),
+        }
+    }
+}
+
+/// At most this many dispatches are recorded for one node, loops unrolled: recording costs host
+/// time per dispatch even when a loop stops early (docs/DECISIONS.md, GPU-side control flow).
+pub const MAX_RECORDED_DISPATCHES: usize = 65_536;
+
 /// What lowering one node produced.
 #[derive(Clone, Debug, Default)]
 pub struct Lowering {
     /// Scratch buffer sizes in bytes (`Buf::Temp(k)` is entry `k`).
     pub temps: Vec<u64>,
-    /// Dispatches in order.
-    pub kernels: Vec<Kernel>,
+    /// Control buffer sizes in bytes (`Buf::Control(k)` is entry `k`).
+    pub controls: Vec<u64>,
+    /// What runs, in order.
+    pub steps: Vec<Step>,
     /// For each output, the window whose memory it is, if it aliases one (no kernel writes it).
     pub aliases: Vec<Option<Window>>,
 }
@@ -182,9 +223,97 @@ impl<'a> Lower<'a> {
         Ok(Operand { window: self.temp_bytes(bytes), dtype, dims })
     }
 
+    /// A control buffer of `bytes` bytes (a multiple of 4), live only while this node runs:
+    /// where kernels write the workgroup counts of [`Grid::Indirect`] dispatches. Its contents
+    /// are undefined until a kernel of the node writes them.
+    pub fn control(&mut self, bytes: u64) -> Result<Window> {
+        ensure!(bytes > 0 && bytes.is_multiple_of(4), Shape, "a control buffer of {bytes} bytes is not whole words");
+        self.out.controls.push(bytes);
+        Ok(Window { buf: Buf::Control(self.out.controls.len() - 1), offset: 0, bytes })
+    }
+
     /// Appends a dispatch.
     pub fn push(&mut self, k: Kernel) {
-        self.out.kernels.push(k);
+        self.out.steps.push(Step::Kernel(k));
+    }
+
+    /// Kernels pushed by `f`, taken out of the builder (temps and control buffers `f` makes stay).
+    pub fn record(&mut self, f: impl FnOnce(&mut Self) -> Result<()>) -> Result<Vec<Kernel>> {
+        let outer = std::mem::take(&mut self.out.steps);
+        let made = f(self);
+        let inner = std::mem::replace(&mut self.out.steps, outer);
+        made?;
+        inner
+            .into_iter()
+            .map(|s| match s {
+                Step::Kernel(k) => Ok(k),
+                Step::Repeat(_) => bail!(Unsupported, "a repeated body inside another recorded body is not supported"),
+            })
+            .collect()
+    }
+
+    /// Records `times` iterations of a body: `body(b, i)` pushes iteration `i`'s kernels. Every
+    /// iteration must push the same kernels (source, bindings, grid) and differ only in their
+    /// params: per-iteration offsets (a Scan's slice `i`) are params, not windows. Scratch
+    /// memory the body makes is made once and shared by the iterations (each iteration must
+    /// make the same). The whole node may record at most [`MAX_RECORDED_DISPATCHES`] dispatches.
+    pub fn repeat(&mut self, times: usize, mut body: impl FnMut(&mut Self, usize) -> Result<()>) -> Result<()> {
+        let (temps, controls) = (self.out.temps.len(), self.out.controls.len());
+        let mut first: Option<Vec<Kernel>> = None;
+        let mut params = Vec::with_capacity(times.min(MAX_RECORDED_DISPATCHES));
+        for i in 0..times {
+            // Every iteration makes its scratch at the same indices as iteration 0, so equal
+            // windows mean equal memory.
+            self.out.temps.truncate(temps);
+            self.out.controls.truncate(controls);
+            let kernels = self.record(|b| body(b, i))?;
+            if let Some(f) = &first {
+                same_structure(f, &kernels, i)?;
+            }
+            self.check_recorded(kernels.len().saturating_mul(i + 1))?;
+            params.push(kernels.iter().map(|k| k.params.clone()).collect());
+            first.get_or_insert(kernels);
+        }
+        match first {
+            Some(body) if !body.is_empty() => self.out.steps.push(Step::Repeat(Repeat { body, params })),
+            _ => {}
+        }
+        Ok(())
+    }
+
+    /// Errs when `more` dispatches on top of those recorded so far exceed the node's bound.
+    fn check_recorded(&self, more: usize) -> Result<()> {
+        let so_far: usize = self.out.steps.iter().map(Step::dispatches).fold(0, usize::saturating_add);
+        let total = so_far.saturating_add(more);
+        ensure!(
+            total <= MAX_RECORDED_DISPATCHES,
+            DeviceLimit,
+            "the node records {total} dispatches (loops unrolled); at most {MAX_RECORDED_DISPATCHES} per node"
+        );
+        Ok(())
+    }
+
+    /// The workgroup counts `grid` dispatches on this device (an indirect grid has none here).
+    pub fn workgroup_counts(&self, grid: Grid) -> Result<[u32; 3]> {
+        let max = u64::from(self.caps.limits.max_compute_workgroups_per_dimension);
+        match grid {
+            Grid::Workgroups(w) => {
+                if w.iter().any(|&x| u64::from(x) > max) {
+                    bail!(DeviceLimit, "workgroup grid {w:?} exceeds {max} per dimension");
+                }
+                Ok(w)
+            }
+            Grid::Threads(n) => {
+                let wg = n.div_ceil(256).max(1);
+                let x = wg.min(max.max(1));
+                let y = wg.div_ceil(x);
+                if y > max {
+                    bail!(DeviceLimit, "{n} invocations exceed the device's {max}x{max} workgroup grid");
+                }
+                Ok([u32_of(x as usize, "workgroups")?, u32_of(y as usize, "workgroups")?, 1])
+            }
+            Grid::Indirect(_) => bail!(Shape, "an indirect grid's workgroup counts are known only on the GPU"),
+        }
     }
 
     /// Appends a kernel that zeroes `o`'s words: packed (1- and 2-byte) dtypes are stored with
@@ -227,6 +356,26 @@ impl<'a> Lower<'a> {
     pub fn finish(self) -> Lowering {
         self.out
     }
+}
+
+/// Errs unless iteration `i`'s kernels match iteration 0's in everything but params.
+fn same_structure(first: &[Kernel], now: &[Kernel], i: usize) -> Result<()> {
+    ensure!(
+        first.len() == now.len(),
+        Shape,
+        "iteration {i} of a repeated body pushes {} kernels, iteration 0 pushed {}",
+        now.len(),
+        first.len()
+    );
+    for (j, (a, b)) in first.iter().zip(now).enumerate() {
+        let same = a.source == b.source && a.bindings == b.bindings && a.grid == b.grid;
+        ensure!(
+            same,
+            Shape,
+            "kernel {j} of iteration {i} of a repeated body differs from iteration 0 in more than its params"
+        );
+    }
+    Ok(())
 }
 
 /// A kernel that zeroes `words` u32 words of `w`.

@@ -103,6 +103,7 @@ fn window(io: &NodeIo<'_>, temps: &[Window], buf: Buf) -> Result<Window> {
         Buf::In(k) => io.inputs.get(k).map(|o| o.window),
         Buf::Out(k) => io.outputs.get(k).map(|o| o.window),
         Buf::Temp(k) => temps.get(k).copied(),
+        Buf::Control(_) => None,
     };
     match w {
         Some(w) => Ok(w),

@@ -7,6 +7,7 @@
 //! storage windows in the order the kernel lists them.
 
 pub mod builder;
+pub mod control;
 mod elementwise;
 mod indexing;
 mod legacy;
@@ -17,7 +18,7 @@ mod ordering;
 mod random;
 mod reduce;
 
-pub use builder::{Buf, Kernel, Lower, Lowering, Operand, Window};
+pub use builder::{Buf, Kernel, Lower, Lowering, Operand, Repeat, Step, Window};
 
 use backend_api::op::Op;
 use backend_api::{bail, spec::op_label, Node, Result};
@@ -30,6 +31,11 @@ pub enum Grid {
     Threads(u64),
     /// An explicit workgroup grid.
     Workgroups([u32; 3]),
+    /// Workgroup counts that an earlier kernel of the run wrote on the GPU: three u32 words
+    /// (x, y, z) at the start of a window of a control buffer ([`Buf::Control`]). Zero counts
+    /// dispatch nothing (a false branch, a finished loop). The kernel must not bind that
+    /// control buffer itself.
+    Indirect(Window),
 }
 
 /// A node lowering: [`lower`] in the product; tests compile with their own to run hand-built

@@ -1,0 +1,72 @@
+//! The control family's kernels (§2.13): what If, While and Scan are built from on the GPU.
+//!
+//! - `control_gate.wgsl` writes the workgroup counts of up to 16 dispatches from a condition
+//!   tensor: their grids when the branch is taken, zeros when not (indirect dispatch).
+//! - `control_copy.wgsl` copies whole words at offsets given by params: a repeated body moves a
+//!   slice per iteration with it while binding the same ranges every iteration.
+
+use crate::{render, tensor_binding, Access, COMMON};
+use backend_api::DType;
+
+/// Condition gate template.
+pub const CONTROL_GATE: &str = include_str!("wgsl/control_gate.wgsl");
+/// Word copy at param offsets.
+pub const CONTROL_COPY: &str = include_str!("wgsl/control_copy.wgsl");
+
+/// Dispatches one gate kernel controls.
+pub const GATE_MAX: usize = 16;
+
+crate::params! {
+    /// `ControlGateParams` of `control_gate.wgsl`.
+    pub struct ControlGateParams {
+        /// Dispatches gated (at most [`GATE_MAX`]).
+        pub count: u32,
+        /// 1: run the dispatches when the condition is false.
+        pub negate: u32,
+        /// Padding.
+        pub pad0: u32,
+        /// Padding.
+        pub pad1: u32,
+        /// Grid of dispatch `j` in `grids[j][0..3]`.
+        pub grids: [[u32; 4]; GATE_MAX],
+    }
+}
+
+crate::params! {
+    /// `ControlCopyParams` of `control_copy.wgsl` (all in u32 words).
+    pub struct ControlCopyParams {
+        /// Words to copy.
+        pub n: u32,
+        /// First word read.
+        pub src: u32,
+        /// First word written.
+        pub dst: u32,
+        /// Padding.
+        pub pad0: u32,
+    }
+}
+
+/// The params structs of this family (see [`crate::params`]).
+pub const PARAMS: &[crate::params::Layout] =
+    &[<ControlGateParams as crate::params::Params>::LAYOUT, <ControlCopyParams as crate::params::Params>::LAYOUT];
+
+/// The gate kernel for a condition of dtype `d`: binding 1 the condition, 2 the counts it
+/// writes. `None` for dtypes whose registers are 64-bit or complex (a condition is a Bool or a
+/// 32-bit number).
+pub fn gate_module(d: DType) -> Option<Result<String, String>> {
+    let zero = match d {
+        DType::Bool | DType::U8 | DType::U32 => "0u",
+        DType::I8 | DType::I32 => "0i",
+        DType::F32 | DType::F16 | DType::BF16 => "0.0",
+        DType::I64 | DType::F64 | DType::C64 => return None,
+    };
+    let tensors = tensor_binding("cond", 1, d, Access::Read);
+    // `!(x == 0)` so that a NaN condition is true.
+    let cond = format!("!(ld_cond(0u) == {zero})");
+    Some(render(CONTROL_GATE, &[("TENSORS", &tensors), ("COND", &cond)]).map(|b| crate::module(&[COMMON, &b])))
+}
+
+/// The word-copy kernel.
+pub fn copy_module() -> String {
+    crate::module(&[COMMON, CONTROL_COPY])
+}

@@ -25,9 +25,10 @@
 ///      Conv, ConvTranspose, Pool, Im2Col, ResizeNearest, Rnn, Gru, Lstm, SelectiveScan, Mamba2,
 ///      GatedDeltaNet, Scan, Fft, LogMel, WelchPeaks, RngBits, RngUniform, RngNormal, Sample, If, While,
 ///      ElementwiseRegion, BatchElementwiseRegion, TransformRegion, Custom, LayerNormBackward,
-///      RmsNormBackward, SoftmaxCrossEntropyBackward, LogMelBackward,
-///      #[cfg(feature = "splat")] GaussianSplatPrepare, #[cfg(feature = "splat")] GaussianSplatRasterize,
-///      #[cfg(feature = "splat")] GaussianSplatRender, #[cfg(feature = "splat")] GaussianSplatRenderBackward]
+///      RmsNormBackward, SoftmaxCrossEntropyBackward, LogMelBackward;
+///      // The Gaussian-splatting kinds exist only with backend-api's `splat` feature: listed
+///      // after `splat:`, they count when the build has them, whatever the backend's features.
+///      splat: GaussianSplatPrepare, GaussianSplatRasterize, GaussianSplatRender, GaussianSplatRenderBackward]
 ///     /// Whether `lower` implements a kind.
 ///     fn implements;
 /// }
@@ -35,13 +36,53 @@
 /// assert_eq!(lower(&Op::Softmax { axis: 2 }), Ok(2));
 /// assert!(lower(&Op::Fma).is_err());
 /// ```
+#[cfg(feature = "splat")]
 #[macro_export]
 macro_rules! dispatch_ops {
     (
         $(#[$fm:meta])*
         $fvis:vis fn $name:ident($($arg:ident : $aty:ty),* $(,)?) -> $ret:ty = match ($scrut:expr) { $($arms:tt)* }
         missing => $missing:expr,
-        [$($(#[$ka:meta])* $k:ident),* $(,)?]
+        [$($k:ident),* $(,)? $(; splat: $($sk:ident),* $(,)?)?]
+        $(#[$pm:meta])*
+        $pvis:vis fn $pred:ident;
+    ) => {
+        $crate::__dispatch_ops! {
+            $(#[$fm])* $fvis fn $name($($arg: $aty),*) -> $ret = match ($scrut) { $($arms)* }
+            missing => $missing, [$($k,)* $($($sk,)*)?] $(#[$pm])* $pvis fn $pred;
+        }
+    };
+}
+
+// Without backend-api's `splat` feature the splat ops do not exist, so their names are dropped:
+// a backend compiles whichever way a build unifies the feature.
+#[cfg(not(feature = "splat"))]
+#[macro_export]
+macro_rules! dispatch_ops {
+    (
+        $(#[$fm:meta])*
+        $fvis:vis fn $name:ident($($arg:ident : $aty:ty),* $(,)?) -> $ret:ty = match ($scrut:expr) { $($arms:tt)* }
+        missing => $missing:expr,
+        [$($k:ident),* $(,)? $(; splat: $($sk:ident),* $(,)?)?]
+        $(#[$pm:meta])*
+        $pvis:vis fn $pred:ident;
+    ) => {
+        $crate::__dispatch_ops! {
+            $(#[$fm])* $fvis fn $name($($arg: $aty),*) -> $ret = match ($scrut) { $($arms)* }
+            missing => $missing, [$($k,)*] $(#[$pm])* $pvis fn $pred;
+        }
+    };
+}
+
+/// The expansion of [`dispatch_ops!`] once the kinds that exist in this build are known.
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __dispatch_ops {
+    (
+        $(#[$fm:meta])*
+        $fvis:vis fn $name:ident($($arg:ident : $aty:ty),*) -> $ret:ty = match ($scrut:expr) { $($arms:tt)* }
+        missing => $missing:expr,
+        [$($k:ident,)*]
         $(#[$pm:meta])*
         $pvis:vis fn $pred:ident;
     ) => {
@@ -50,7 +91,7 @@ macro_rules! dispatch_ops {
             // A kind both matched and listed as missing is an unreachable-pattern warning.
             match $scrut {
                 $($arms)*
-                $($(#[$ka])* $crate::Op::$k { .. } => $missing,)*
+                $($crate::Op::$k { .. } => $missing,)*
             }
         }
 
@@ -58,7 +99,7 @@ macro_rules! dispatch_ops {
         $pvis fn $pred(kind: $crate::OpKind) -> bool {
             // The generated complement of the `missing` list (the dispatch above is exhaustive).
             match kind {
-                $($(#[$ka])* $crate::OpKind::$k => false,)*
+                $($crate::OpKind::$k => false,)*
                 #[allow(unreachable_patterns)]
                 _ => true,
             }

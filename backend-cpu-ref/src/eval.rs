@@ -107,8 +107,8 @@ backend_api::dispatch_ops! {
      FusedResidualRmsNorm, Attention, AttentionBackward, Rope, RopeBackward, Conv, ConvTranspose, Pool, Im2Col,
      Rnn, Gru, Lstm, SelectiveScan, Mamba2, GatedDeltaNet, Scan, Fft, LogMel, WelchPeaks, If, While,
      ElementwiseRegion, BatchElementwiseRegion, TransformRegion, Custom, LayerNormBackward, RmsNormBackward,
-     LogMelBackward, #[cfg(feature = "splat")] GaussianSplatPrepare, #[cfg(feature = "splat")] GaussianSplatRasterize,
-     #[cfg(feature = "splat")] GaussianSplatRender, #[cfg(feature = "splat")] GaussianSplatRenderBackward]
+     LogMelBackward;
+    splat: GaussianSplatPrepare, GaussianSplatRasterize, GaussianSplatRender, GaussianSplatRenderBackward]
     /// Whether [`kernel`] implements ops of `kind` (the complement of the `missing` list).
     pub(crate) fn implements;
 }

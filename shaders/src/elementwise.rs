@@ -17,7 +17,7 @@ use crate::{
 use backend_api::op::{BinaryOp, CompareOp, UnaryOp};
 use backend_api::DType;
 
-/// The params structs of this family (see [`crate::params`]).
+/// The params structs of this family (see [`mod@crate::params`]).
 pub const PARAMS: &[crate::params::Layout] = &[];
 
 /// A u32 that is always 0 but unknown to the shader compiler: the template's `p.pad0`, which the

@@ -19,7 +19,7 @@ use crate::movement::{raw_binding, Width};
 use crate::{render, tensor_binding, Access, COMMON};
 use backend_api::DType;
 
-/// The params structs of this family (see [`crate::params`]).
+/// The params structs of this family (see [`mod@crate::params`]).
 pub const PARAMS: &[crate::params::Layout] = &[];
 
 /// Params and the index rule shared by the indexing kernels.

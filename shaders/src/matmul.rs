@@ -14,7 +14,7 @@ use crate::{module as join, reg_type, render, tensor_binding, Access, COMMON};
 use backend_api::op::UnaryOp;
 use backend_api::DType;
 
-/// The params structs of this family (see [`crate::params`]).
+/// The params structs of this family (see [`mod@crate::params`]).
 pub const PARAMS: &[crate::params::Layout] = &[];
 
 /// Params, batch addressing and epilogue shared by the kernels below.

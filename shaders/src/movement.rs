@@ -11,7 +11,7 @@
 use crate::{render, Access, COMMON};
 use backend_api::DType;
 
-/// The params structs of this family (see [`crate::params`]).
+/// The params structs of this family (see [`mod@crate::params`]).
 pub const PARAMS: &[crate::params::Layout] = &[];
 
 /// The strided copy template.

@@ -13,7 +13,7 @@ use crate::norm::NORM_COMMON;
 use crate::{reg_type, render, tensor_binding, Access, COMMON, MATH, MATH64};
 use backend_api::DType;
 
-/// The params structs of this family (see [`crate::params`]).
+/// The params structs of this family (see [`mod@crate::params`]).
 pub const PARAMS: &[crate::params::Layout] = &[];
 
 /// ArgMax / ArgMin params, addressing and candidate order.

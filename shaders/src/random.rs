@@ -9,7 +9,7 @@
 use crate::{render, tensor_binding, Access, COMMON, MATH, MATH64};
 use backend_api::DType;
 
-/// The params structs of this family (see [`crate::params`]).
+/// The params structs of this family (see [`mod@crate::params`]).
 pub const PARAMS: &[crate::params::Layout] = &[];
 
 /// Philox4x32-10 and the stream helpers.

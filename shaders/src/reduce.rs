@@ -10,7 +10,7 @@ use crate::{reg_type, render, tensor_binding, Access, COMMON, MATH, MATH64};
 use backend_api::op::ReduceOp;
 use backend_api::DType;
 
-/// The params structs of this family (see [`crate::params`]).
+/// The params structs of this family (see [`mod@crate::params`]).
 pub const PARAMS: &[crate::params::Layout] = &[];
 
 /// Params, op slots and index decoding shared by both layouts.

@@ -253,9 +253,8 @@ crate::dispatch_ops! {
      LayerNorm, RmsNorm, GroupNorm, LayerNorm2d, Attention, AttentionBackward, Rope, RopeBackward, Conv,
      ConvTranspose, Pool, Im2Col, ResizeNearest, Rnn, Gru, Lstm, SelectiveScan, Mamba2, GatedDeltaNet, Scan, Fft,
      LogMel, WelchPeaks, RngBits, RngUniform, RngNormal, Sample, If, While, Custom, LayerNormBackward,
-     RmsNormBackward, SoftmaxCrossEntropyBackward, LogMelBackward,
-     #[cfg(feature = "splat")] GaussianSplatPrepare, #[cfg(feature = "splat")] GaussianSplatRasterize,
-     #[cfg(feature = "splat")] GaussianSplatRenderBackward]
+     RmsNormBackward, SoftmaxCrossEntropyBackward, LogMelBackward;
+    splat: GaussianSplatPrepare, GaussianSplatRasterize, GaussianSplatRenderBackward]
     /// Whether [`decompose_node`] has a decomposition for `kind` (checked against
     /// [`decomposition_uses`] by a test).
     fn has_decomposition;

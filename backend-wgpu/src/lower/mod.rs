@@ -119,12 +119,8 @@ backend_api::dispatch_ops! {
         FusedResidualRmsNorm, Attention, AttentionBackward, Rope, RopeBackward, Conv, ConvTranspose, Pool,
         Im2Col, ResizeNearest, Rnn, Gru, Lstm, SelectiveScan, Mamba2, GatedDeltaNet, Scan, Fft, LogMel,
         WelchPeaks, If, While, ElementwiseRegion, BatchElementwiseRegion, TransformRegion, Custom,
-        LayerNormBackward, RmsNormBackward, LogMelBackward,
-        #[cfg(feature = "splat")] GaussianSplatPrepare,
-        #[cfg(feature = "splat")] GaussianSplatRasterize,
-        #[cfg(feature = "splat")] GaussianSplatRender,
-        #[cfg(feature = "splat")] GaussianSplatRenderBackward,
-    ]
+        LayerNormBackward, RmsNormBackward, LogMelBackward;
+        splat:  GaussianSplatPrepare, GaussianSplatRasterize, GaussianSplatRender, GaussianSplatRenderBackward]
     /// Whether this backend lowers `kind` natively: the complement of the `missing` list above.
     pub fn lowers;
 }

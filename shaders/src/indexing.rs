@@ -49,10 +49,8 @@ crate::params! {
 }
 
 /// The params structs of this family (see [`crate::params`]).
-pub const PARAMS: &[crate::params::Layout] = &[
-    <IndexingParams as crate::params::Params>::LAYOUT,
-    <IndexingConvertParams as crate::params::Params>::LAYOUT,
-];
+pub const PARAMS: &[crate::params::Layout] =
+    &[<IndexingParams as crate::params::Params>::LAYOUT, <IndexingConvertParams as crate::params::Params>::LAYOUT];
 
 /// Params and the index rule shared by the indexing kernels.
 pub const INDEXING_COMMON: &str = include_str!("wgsl/indexing_common.wgsl");

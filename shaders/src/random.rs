@@ -66,10 +66,8 @@ crate::params! {
 }
 
 /// The params structs of this family (see [`crate::params`]).
-pub const PARAMS: &[crate::params::Layout] = &[
-    <RandomElemParams as crate::params::Params>::LAYOUT,
-    <RandomSampleParams as crate::params::Params>::LAYOUT,
-];
+pub const PARAMS: &[crate::params::Layout] =
+    &[<RandomElemParams as crate::params::Params>::LAYOUT, <RandomSampleParams as crate::params::Params>::LAYOUT];
 
 /// Philox4x32-10 and the stream helpers.
 pub const PHILOX: &str = include_str!("wgsl/philox.wgsl");

@@ -41,7 +41,7 @@ crate::params! {
     }
 }
 
-/// The params structs of this family (see [`crate::params`]).
+/// The params structs of this family (see [`mod@crate::params`]).
 pub const PARAMS: &[crate::params::Layout] = &[<ElementwiseParams as crate::params::Params>::LAYOUT];
 
 /// A u32 that is always 0 but unknown to the shader compiler: the template's `p.pad0`, which the

@@ -48,7 +48,7 @@ crate::params! {
     }
 }
 
-/// The params structs of this family (see [`crate::params`]).
+/// The params structs of this family (see [`mod@crate::params`]).
 pub const PARAMS: &[crate::params::Layout] =
     &[<IndexingParams as crate::params::Params>::LAYOUT, <IndexingConvertParams as crate::params::Params>::LAYOUT];
 

@@ -46,7 +46,7 @@ crate::params! {
     }
 }
 
-/// The params structs of this family (see [`crate::params`]).
+/// The params structs of this family (see [`mod@crate::params`]).
 pub const PARAMS: &[crate::params::Layout] = &[<MovementParams as crate::params::Params>::LAYOUT];
 
 /// The strided copy template.

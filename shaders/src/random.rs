@@ -65,7 +65,7 @@ crate::params! {
     }
 }
 
-/// The params structs of this family (see [`crate::params`]).
+/// The params structs of this family (see [`mod@crate::params`]).
 pub const PARAMS: &[crate::params::Layout] =
     &[<RandomElemParams as crate::params::Params>::LAYOUT, <RandomSampleParams as crate::params::Params>::LAYOUT];
 

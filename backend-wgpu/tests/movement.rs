@@ -157,6 +157,34 @@ fn narrow_every_dtype() {
 }
 
 #[test]
+fn leading_axis_slices_alias_their_window() {
+    // Rows of 256 elements start on a 256-byte boundary for every dtype, so these Narrows become
+    // aliases of a window of their input (a non-zero offset) on any device; later nodes and the
+    // graph outputs read them from there.
+    let nar = |start: i64, len: usize| move |g: &mut GraphBuilder, x: &[Value]| g.narrow(x[0], 0, start, len, 1);
+    check(
+        "Narrow window",
+        &[
+            case("[16,256] row 3", &[&[16, 256]], nar(3, 1)),
+            case("[16,256] rows 4..12", &[&[16, 256]], nar(4, 8)),
+            case("[16,256] rows 2..6 of rows 4..12", &[&[16, 256]], |g, x| {
+                let a = g.narrow(x[0], 0, 4, 8, 1)?;
+                g.narrow(a, 0, 2, 4, 1)
+            }),
+            case("[16,256] rows feeding a transpose", &[&[16, 256]], |g, x| {
+                let a = g.narrow(x[0], 0, 8, 4, 1)?;
+                g.transpose(a, &[1, 0])
+            }),
+            case("[16,256] two windows concatenated", &[&[16, 256]], |g, x| {
+                let a = g.narrow(x[0], 0, 1, 2, 1)?;
+                let b = g.narrow(x[0], 0, 13, 3, 1)?;
+                g.concat(&[b, a], 0)
+            }),
+        ],
+    );
+}
+
+#[test]
 fn concat_every_dtype() {
     let cat = |axis: i64| move |g: &mut GraphBuilder, x: &[Value]| g.concat(x, axis);
     check(

@@ -17,8 +17,32 @@ use crate::{
 use backend_api::op::{BinaryOp, CompareOp, UnaryOp};
 use backend_api::DType;
 
+crate::params! {
+    /// `ElementwiseParams` of `elementwise.wgsl`: the collapsed output dims and each input's
+    /// broadcast strides along them (0 on stretched axes), up to 8 axes.
+    pub struct ElementwiseParams {
+        /// Output elements (one invocation each).
+        pub n: u32,
+        /// Collapsed rank (at most 8).
+        pub rank: u32,
+        /// Always 0: the opaque zero some expressions read as `p.pad0` (see the comment in
+        /// `elementwise.wgsl`); the lowering leaves it at its default.
+        pub pad0: u32,
+        /// Padding.
+        pub pad1: u32,
+        /// Collapsed output dims.
+        pub dims: [[u32; 4]; 2],
+        /// Element strides of input 0.
+        pub s0: [[u32; 4]; 2],
+        /// Element strides of input 1.
+        pub s1: [[u32; 4]; 2],
+        /// Element strides of input 2.
+        pub s2: [[u32; 4]; 2],
+    }
+}
+
 /// The params structs of this family (see [`mod@crate::params`]).
-pub const PARAMS: &[crate::params::Layout] = &[];
+pub const PARAMS: &[crate::params::Layout] = &[<ElementwiseParams as crate::params::Params>::LAYOUT];
 
 /// A u32 that is always 0 but unknown to the shader compiler: the template's `p.pad0`, which the
 /// lowering (`backend-wgpu/src/lower/elementwise.rs`) writes as 0. Error-free float transformations

@@ -19,8 +19,38 @@ use crate::movement::{raw_binding, Width};
 use crate::{render, tensor_binding, Access, COMMON};
 use backend_api::DType;
 
+crate::params! {
+    /// `IndexingParams` of `indexing_common.wgsl` (Gather, scatter and owner kernels): the data
+    /// viewed as (outer, a, inner), the gathered side as (outer, nidx, inner).
+    pub struct IndexingParams {
+        /// Invocations (elements of the walked tensor).
+        pub n: u32,
+        /// Size of the indexed axis.
+        pub a: u32,
+        /// Product of the dims after the axis.
+        pub inner: u32,
+        /// Number of indices.
+        pub nidx: u32,
+    }
+}
+
+crate::params! {
+    /// `IndexingConvertParams` of `indexing_convert.wgsl`.
+    pub struct IndexingConvertParams {
+        /// Elements to convert.
+        pub n: u32,
+        /// Padding.
+        pub pad0: u32,
+        /// Padding.
+        pub pad1: u32,
+        /// Padding.
+        pub pad2: u32,
+    }
+}
+
 /// The params structs of this family (see [`mod@crate::params`]).
-pub const PARAMS: &[crate::params::Layout] = &[];
+pub const PARAMS: &[crate::params::Layout] =
+    &[<IndexingParams as crate::params::Params>::LAYOUT, <IndexingConvertParams as crate::params::Params>::LAYOUT];
 
 /// Params and the index rule shared by the indexing kernels.
 pub const INDEXING_COMMON: &str = include_str!("wgsl/indexing_common.wgsl");

@@ -11,8 +11,43 @@
 use crate::{render, Access, COMMON};
 use backend_api::DType;
 
+crate::params! {
+    /// `MovementParams` of `movement.wgsl`: one strided copy over up to 8 (collapsed) axes.
+    /// Bases and strides are two's-complement u32 (a negative stride wraps; see the WGSL).
+    pub struct MovementParams {
+        /// Elements of the index space (one invocation each).
+        pub n: u32,
+        /// Rank of the index space (at most 8).
+        pub rank: u32,
+        /// Pad rule outside the source: 0 constant (or no padding), 1 reflect, 2 edge.
+        pub mode: u32,
+        /// Source element of coordinate 0.
+        pub sbase: u32,
+        /// Destination element of coordinate 0.
+        pub dbase: u32,
+        /// Padding.
+        pub pad0: u32,
+        /// Padding.
+        pub pad1: u32,
+        /// Padding.
+        pub pad2: u32,
+        /// The pad constant's bits: `.x`, or `.xy` for 8-byte elements.
+        pub fill: [u32; 4],
+        /// Extent of each axis.
+        pub dims: [[u32; 4]; 2],
+        /// Padding before the source on each axis.
+        pub lo: [[u32; 4]; 2],
+        /// Source extent on each axis.
+        pub sdim: [[u32; 4]; 2],
+        /// Source stride of each axis.
+        pub ss: [[u32; 4]; 2],
+        /// Destination stride of each axis.
+        pub ds: [[u32; 4]; 2],
+    }
+}
+
 /// The params structs of this family (see [`mod@crate::params`]).
-pub const PARAMS: &[crate::params::Layout] = &[];
+pub const PARAMS: &[crate::params::Layout] = &[<MovementParams as crate::params::Params>::LAYOUT];
 
 /// The strided copy template.
 pub const MOVEMENT: &str = include_str!("wgsl/movement.wgsl");

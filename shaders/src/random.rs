@@ -9,8 +9,65 @@
 use crate::{render, tensor_binding, Access, COMMON, MATH, MATH64};
 use backend_api::DType;
 
+crate::params! {
+    /// `RandomElemParams` of `random_elem.wgsl` (RngBits, RngUniform, RngNormal).
+    pub struct RandomElemParams {
+        /// Output elements.
+        pub n: u32,
+        /// Philox blocks (one invocation each): `⌈n / 4⌉`.
+        pub nblocks: u32,
+        /// Low word of the op seed.
+        pub seed_lo: u32,
+        /// High word of the op seed.
+        pub seed_hi: u32,
+        /// Low word of the 64-bit block index of this dispatch's block 0.
+        pub base_lo: u32,
+        /// High word of that block index.
+        pub base_hi: u32,
+        /// Always 0, unknown to the driver (see `uniform_f32` in `random_f32.wgsl`).
+        pub opaque_zero: u32,
+        /// Padding.
+        pub pad1: u32,
+        /// First float attribute (low, mean): f32 bits in word 0, or f64 bits (lo, hi).
+        pub a: [u32; 2],
+        /// Second float attribute (high, std), as `a`.
+        pub b: [u32; 2],
+    }
+}
+
+crate::params! {
+    /// `RandomSampleParams` of `random_sample.wgsl`.
+    pub struct RandomSampleParams {
+        /// Rows (one workgroup each).
+        pub rows: u32,
+        /// Vocabulary size (logits per row).
+        pub v: u32,
+        /// Temperature (unused when `greedy`).
+        pub temperature: f32,
+        /// Top-k cut; 0 disables.
+        pub top_k: u32,
+        /// Nucleus threshold; 1 disables.
+        pub top_p: f32,
+        /// 1 for greedy decoding (temperature 0).
+        pub greedy: u32,
+        /// Low word of the op seed.
+        pub seed_lo: u32,
+        /// High word of the op seed.
+        pub seed_hi: u32,
+        /// Low word of the 64-bit stream position of row 0.
+        pub base_lo: u32,
+        /// High word of that position.
+        pub base_hi: u32,
+        /// Always 0, unknown to the driver (see `scaled_logit` in `random_sample.wgsl`).
+        pub opaque_zero: u32,
+        /// Padding.
+        pub pad1: u32,
+    }
+}
+
 /// The params structs of this family (see [`mod@crate::params`]).
-pub const PARAMS: &[crate::params::Layout] = &[];
+pub const PARAMS: &[crate::params::Layout] =
+    &[<RandomElemParams as crate::params::Params>::LAYOUT, <RandomSampleParams as crate::params::Params>::LAYOUT];
 
 /// Philox4x32-10 and the stream helpers.
 pub const PHILOX: &str = include_str!("wgsl/philox.wgsl");

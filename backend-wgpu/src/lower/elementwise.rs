@@ -1,135 +1,195 @@
-//! Unary, Binary, Compare, Where, Fma, Cast: one broadcasting map kernel (`elementwise.wgsl`)
-//! with one expression per (op, dtype) from `shaders::elementwise`.
+//! Unary, Binary, Compare, Where, Fma, Cast (§2.1–2.2): one broadcasting map kernel
+//! (`elementwise.wgsl`) with one expression per (op, dtype) from `shaders::elementwise`.
+//!
+//! Inputs broadcast to the output by their dims (numpy rules, read from the operands). Axes that
+//! are mergeable for every operand are collapsed first; when one axis is left, every operand is
+//! contiguous or a scalar and the kernel uses the flat index form (no per-axis division).
 
-use super::legacy::{words, zero_kernel, Buf, Kernel, LowerCtx, Lowered};
-use super::{collapse, push_u32_array, Grid};
+use super::builder::{u32_of, vec4s, Kernel, Lower, Operand};
+use super::{collapse, movement, Grid};
 use crate::pipelines::BindKind;
-use backend_api::op::Op;
+use backend_api::op::{BinaryOp, CompareOp, UnaryOp};
 use backend_api::shape::broadcast_strides;
-use backend_api::{bail, Result};
-use shaders::elementwise::{module_indexed, ElemKind, Indexing};
+use backend_api::{bail, ensure, DType, Error, ErrorKind, Result};
+use shaders::elementwise::{module_indexed, ElemKind, ElementwiseParams, Indexing};
+use shaders::params::Params;
 
-fn kind(op: &Op) -> Result<ElemKind> {
-    Ok(match op {
-        Op::Unary(u) => ElemKind::Unary(*u),
-        Op::Binary(b) => ElemKind::Binary(*b),
-        Op::Compare(c) => ElemKind::Compare(*c),
-        Op::Where => ElemKind::Where,
-        Op::Fma => ElemKind::Fma,
-        Op::Cast { .. } => ElemKind::Cast,
-        other => bail!(Unsupported, "{} is not elementwise", backend_api::spec::op_label(other)),
-    })
+/// `op(x)` into `out` (same dtype; `x` broadcast to `out`'s dims).
+pub fn unary(b: &mut Lower<'_>, op: UnaryOp, x: &Operand, out: &Operand) -> Result<()> {
+    map(b, ElemKind::Unary(op), &[x], out)
 }
 
-/// Lowers an elementwise node to (zero +) map.
-pub fn lower(ctx: &LowerCtx<'_>) -> Result<Lowered> {
-    let kind = kind(&ctx.node.op)?;
-    let (out_dtype, out_dims) = &ctx.outputs[0];
-    let in_dtypes: Vec<_> = ctx.inputs.iter().map(|(d, _)| *d).collect();
-    if kind == ElemKind::Cast && in_dtypes.first() == Some(out_dtype) {
-        // Cast to the same dtype is the identity on the bits (NaN payloads included): no work.
-        return Ok(Lowered::Alias(0));
+/// `op(x, y)` into `out`, `x` and `y` broadcast to `out`'s dims.
+pub fn binary(b: &mut Lower<'_>, op: BinaryOp, x: &Operand, y: &Operand, out: &Operand) -> Result<()> {
+    map(b, ElemKind::Binary(op), &[x, y], out)
+}
+
+/// `x op y` into the Bool `out`, `x` and `y` broadcast to `out`'s dims.
+pub fn compare(b: &mut Lower<'_>, op: CompareOp, x: &Operand, y: &Operand, out: &Operand) -> Result<()> {
+    map(b, ElemKind::Compare(op), &[x, y], out)
+}
+
+/// `cond ? x : y` into `out` (`cond` Bool), all three broadcast to `out`'s dims.
+pub fn where_(b: &mut Lower<'_>, cond: &Operand, x: &Operand, y: &Operand, out: &Operand) -> Result<()> {
+    map(b, ElemKind::Where, &[cond, x, y], out)
+}
+
+/// `x·y + z` with one rounding into `out` (float dtypes), all three broadcast to `out`'s dims.
+pub fn fma(b: &mut Lower<'_>, x: &Operand, y: &Operand, z: &Operand, out: &Operand) -> Result<()> {
+    map(b, ElemKind::Fma, &[x, y, z], out)
+}
+
+/// `x` converted to `to` (`out`'s dtype) by the Cast rules. A cast to `x`'s own dtype is the
+/// identity on the bits (NaN payloads included): an alias of `x`, or a raw copy where `out`
+/// cannot alias it.
+pub fn cast(b: &mut Lower<'_>, to: DType, x: &Operand, out: &Operand) -> Result<()> {
+    ensure!(out.dtype == to, DType, "Cast to {to} cannot write a {} output", out.dtype);
+    if x.dtype == to && x.dims == out.dims {
+        return movement::copy(b, x, out);
     }
-    let strides: Vec<Vec<usize>> = ctx.inputs.iter().map(|(_, d)| broadcast_strides(d, out_dims)).collect();
-    let (dims, strides) = collapse(out_dims, &strides);
+    map(b, ElemKind::Cast, &[x], out)
+}
+
+/// Whether `from` broadcasts to `to` (trailing axes equal or 1, no more axes than `to`).
+fn broadcasts(from: &[usize], to: &[usize]) -> bool {
+    from.len() <= to.len() && from.iter().rev().zip(to.iter().rev()).all(|(&f, &t)| f == t || f == 1)
+}
+
+/// (Zero +) one map kernel of `kind` reading `ins` into `out`.
+fn map(b: &mut Lower<'_>, kind: ElemKind, ins: &[&Operand], out: &Operand) -> Result<()> {
+    for (k, x) in ins.iter().enumerate() {
+        ensure!(
+            broadcasts(&x.dims, &out.dims),
+            Shape,
+            "{kind:?} input {k} {:?} does not broadcast to {:?}",
+            x.dims,
+            out.dims
+        );
+    }
+    let strides: Vec<Vec<usize>> = ins.iter().map(|x| broadcast_strides(&x.dims, &out.dims)).collect();
+    let (dims, strides) = collapse(&out.dims, &strides);
     // One collapsed axis means every operand is contiguous (stride 1) or a scalar (stride 0).
     let indexing = if dims.len() <= 1 { Indexing::Flat } else { Indexing::Strided };
-    let Some(src) = module_indexed(kind, &in_dtypes, *out_dtype, indexing) else {
-        bail!(Unsupported, "no GPU kernel for {kind:?} on {in_dtypes:?} -> {out_dtype}");
+    let in_dtypes: Vec<DType> = ins.iter().map(|x| x.dtype).collect();
+    let Some(src) = module_indexed(kind, &in_dtypes, out.dtype, indexing) else {
+        bail!(Unsupported, "no GPU kernel for {kind:?} on {in_dtypes:?} -> {}", out.dtype);
     };
-    let source = src.map_err(|e| backend_api::Error::new(backend_api::ErrorKind::Device, e))?;
-    let n = ctx.out_numel(0);
+    let source = src.map_err(|e| Error::new(ErrorKind::Device, format!("elementwise shader: {e}")))?;
+    let n = out.numel();
     if n == 0 {
-        return Ok(Lowered::Kernels { temps: vec![], kernels: vec![] });
+        return Ok(());
     }
-    let mut params = Vec::new();
-    // Word 2 (`pad0`) must stay 0: the shaders use it as an opaque zero (see
-    // `shaders::elementwise`), which keeps drivers from folding error-free transformations.
-    push_u32_array(&mut params, &[n, dims.len(), 0, 0], 1)?;
-    push_u32_array(&mut params, &dims, 2)?;
-    for k in 0..3 {
-        push_u32_array(&mut params, strides.get(k).map_or(&[][..], |s| &s[..]), 2)?;
-    }
-    let mut bindings: Vec<(Buf, BindKind)> = (0..ctx.inputs.len()).map(|k| (Buf::In(k), BindKind::Read)).collect();
-    bindings.push((Buf::Out(0), BindKind::Write));
-    let map = Kernel { source, bindings, params, grid: Grid::Threads(n as u64) };
-    let mut kernels = Vec::new();
-    if shaders::is_packed(*out_dtype) {
-        kernels.push(zero_kernel(Buf::Out(0), words(*out_dtype, n)));
-    }
-    kernels.push(map);
-    Ok(Lowered::Kernels { temps: vec![], kernels })
+    let p = params(n, &dims, &strides)?;
+    let mut bindings: Vec<_> = ins.iter().map(|x| (x.window, BindKind::Read)).collect();
+    bindings.push((out.window, BindKind::Write));
+    b.zero_if_packed(out)?;
+    b.push(Kernel { source, bindings, params: p.to_bytes(), grid: Grid::Threads(u64::from(p.n)) });
+    Ok(())
+}
+
+/// The uniform of a map over `n` elements with collapsed `dims` and per-input `strides`. `pad0`
+/// keeps its default 0: the shaders read it as an opaque zero (see `shaders::elementwise`), which
+/// keeps drivers from folding error-free transformations.
+fn params(n: usize, dims: &[usize], strides: &[Vec<usize>]) -> Result<ElementwiseParams> {
+    let stride = |k: usize| vec4s::<2>(strides.get(k).map_or(&[][..], |s| &s[..]), "broadcast strides");
+    Ok(ElementwiseParams {
+        n: u32_of(n, "output elements")?,
+        rank: u32_of(dims.len(), "dims")?,
+        dims: vec4s(dims, "collapsed dims")?,
+        s0: stride(0)?,
+        s1: stride(1)?,
+        s2: stride(2)?,
+        ..ElementwiseParams::default()
+    })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::device::DeviceCaps;
-    use backend_api::op::BinaryOp;
-    use backend_api::{DType, Node, NodeId, TensorType, Value};
+    use crate::lower::{Buf, Lowering};
 
     fn caps() -> DeviceCaps {
         DeviceCaps { description: "test".into(), f64: true, i64: true, limits: wgpu::Limits::default() }
     }
 
-    fn lower_node(op: Op, ins: &[(DType, &[usize])], out: (DType, &[usize])) -> Lowered {
-        let node = Node {
-            op,
-            inputs: (0..ins.len()).map(|k| Value::first(NodeId(k))).collect(),
-            outputs: vec![TensorType::new(out.0, out.1)],
-        };
-        let caps = caps();
-        let ctx = LowerCtx {
-            node: &node,
-            inputs: ins.iter().map(|(d, s)| (*d, s.to_vec())).collect(),
-            outputs: vec![(out.0, out.1.to_vec())],
-            caps: &caps,
-        };
-        lower(&ctx).unwrap()
+    fn input(k: usize, d: DType, dims: &[usize]) -> Operand {
+        Operand::whole(Buf::In(k), d, dims.to_vec()).unwrap()
     }
 
-    fn words_of(params: &[u8]) -> Vec<u32> {
-        params.chunks_exact(4).map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect()
+    fn output(d: DType, dims: &[usize]) -> Operand {
+        Operand::whole(Buf::Out(0), d, dims.to_vec()).unwrap()
+    }
+
+    fn lowered(f: impl FnOnce(&mut Lower<'_>) -> Result<()>) -> Lowering {
+        let caps = caps();
+        let mut b = Lower::new(&caps, 1);
+        f(&mut b).unwrap();
+        b.finish()
     }
 
     #[test]
     fn same_dtype_cast_is_an_alias() {
-        let l = lower_node(Op::Cast { to: DType::F16 }, &[(DType::F16, &[5])], (DType::F16, &[5]));
-        assert!(matches!(l, Lowered::Alias(0)));
+        let (x, out) = (input(0, DType::F16, &[5]), output(DType::F16, &[5]));
+        let l = lowered(|b| cast(b, DType::F16, &x, &out));
+        assert!(l.kernels.is_empty());
+        assert_eq!(l.aliases, vec![Some(x.window)]);
+    }
+
+    #[test]
+    fn same_dtype_cast_into_scratch_is_a_copy() {
+        let x = input(0, DType::F32, &[5]);
+        let l = lowered(|b| {
+            let t = b.temp(DType::F32, vec![5])?;
+            cast(b, DType::F32, &x, &t)
+        });
+        assert_eq!(l.kernels.len(), 1);
+        assert_eq!(l.aliases, vec![None]);
     }
 
     #[test]
     fn packed_outputs_are_zeroed_first_and_empty_outputs_do_nothing() {
-        let Lowered::Kernels { kernels, .. } =
-            lower_node(Op::Cast { to: DType::U8 }, &[(DType::F32, &[7])], (DType::U8, &[7]))
-        else {
-            panic!("expected kernels");
-        };
-        assert_eq!(kernels.len(), 2);
-        assert_eq!(kernels[0].bindings, vec![(Buf::Out(0), BindKind::Write)]);
-        let Lowered::Kernels { kernels, .. } =
-            lower_node(Op::Cast { to: DType::U8 }, &[(DType::F32, &[0, 3])], (DType::U8, &[0, 3]))
-        else {
-            panic!("expected kernels");
-        };
-        assert!(kernels.is_empty());
+        let (x, out) = (input(0, DType::F32, &[7]), output(DType::U8, &[7]));
+        let l = lowered(|b| cast(b, DType::U8, &x, &out));
+        assert_eq!(l.kernels.len(), 2);
+        assert_eq!(l.kernels[0].bindings, vec![(out.window, BindKind::Write)]);
+        let (x, out) = (input(0, DType::F32, &[0, 3]), output(DType::U8, &[0, 3]));
+        assert!(lowered(|b| cast(b, DType::U8, &x, &out)).kernels.is_empty());
     }
 
     #[test]
     fn broadcast_strides_and_the_opaque_zero() {
-        let op = Op::Binary(BinaryOp::Add);
-        let Lowered::Kernels { kernels, .. } =
-            lower_node(op, &[(DType::F32, &[3, 1]), (DType::F32, &[4])], (DType::F32, &[3, 4]))
-        else {
-            panic!("expected kernels");
-        };
-        assert_eq!(kernels.len(), 1);
-        let w = words_of(&kernels[0].params);
-        // n, rank, pad0 (always 0: the shaders' opaque zero), pad1
-        assert_eq!(&w[..4], &[12, 2, 0, 0]);
-        assert_eq!(&w[4..6], &[3, 4]);
-        assert_eq!(&w[12..14], &[1, 0]);
-        assert_eq!(&w[20..22], &[0, 1]);
-        assert_eq!(kernels[0].grid, Grid::Threads(12));
+        let (x, y, out) = (input(0, DType::F32, &[3, 1]), input(1, DType::F32, &[4]), output(DType::F32, &[3, 4]));
+        let l = lowered(|b| binary(b, BinaryOp::Add, &x, &y, &out));
+        assert_eq!(l.kernels.len(), 1);
+        let p: ElementwiseParams = bytemuck::pod_read_unaligned(&l.kernels[0].params);
+        // pad0 is always 0: the shaders' opaque zero.
+        assert_eq!((p.n, p.rank, p.pad0, p.pad1), (12, 2, 0, 0));
+        assert_eq!(p.dims[0][..2], [3, 4]);
+        assert_eq!(p.s0[0][..2], [1, 0]);
+        assert_eq!(p.s1[0][..2], [0, 1]);
+        assert_eq!(l.kernels[0].grid, Grid::Threads(12));
+    }
+
+    #[test]
+    fn operands_that_do_not_broadcast_are_refused() {
+        let caps = caps();
+        let mut b = Lower::new(&caps, 1);
+        let (x, y, out) = (input(0, DType::F32, &[3]), input(1, DType::F32, &[4]), output(DType::F32, &[4]));
+        assert!(binary(&mut b, BinaryOp::Add, &x, &y, &out).is_err());
+        let too_many_axes = input(0, DType::F32, &[1, 4]);
+        assert!(unary(&mut b, UnaryOp::Neg, &too_many_axes, &out).is_err());
+    }
+
+    #[test]
+    fn rank_above_eight_is_a_device_limit() {
+        let caps = caps();
+        let mut b = Lower::new(&caps, 1);
+        // Alternating broadcast axes never collapse: rank 9 stays 9.
+        let dims = [2, 3, 2, 3, 2, 3, 2, 3, 2];
+        let bdims = [2, 1, 2, 1, 2, 1, 2, 1, 2];
+        let (x, y, out) = (input(0, DType::F32, &dims), input(1, DType::F32, &bdims), output(DType::F32, &dims));
+        let e = binary(&mut b, BinaryOp::Add, &x, &y, &out).unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::DeviceLimit, "{e}");
     }
 }

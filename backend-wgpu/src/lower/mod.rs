@@ -87,23 +87,31 @@ backend_api::dispatch_ops! {
     /// Lowers one node into `b`. Leaves never reach here (the memory plan places them).
     pub fn lower(b: &mut Lower<'_>, io: &NodeIo<'_>) -> Result<()> = match (&io.node.op) {
         Op::Input(_) | Op::Param(_) | Op::Constant(_) => leaf(&io.node.op),
-        Op::Unary(_) | Op::Binary(_) | Op::Compare(_) | Op::Where | Op::Fma | Op::Cast { .. } => {
-            legacy::run(b, io, elementwise::lower)
-        }
+        Op::Unary(u) => elementwise::unary(b, *u, io.input(0)?, io.output(0)?),
+        Op::Binary(o) => elementwise::binary(b, *o, io.input(0)?, io.input(1)?, io.output(0)?),
+        Op::Compare(c) => elementwise::compare(b, *c, io.input(0)?, io.input(1)?, io.output(0)?),
+        Op::Where => elementwise::where_(b, io.input(0)?, io.input(1)?, io.input(2)?, io.output(0)?),
+        Op::Fma => elementwise::fma(b, io.input(0)?, io.input(1)?, io.input(2)?, io.output(0)?),
+        Op::Cast { to } => elementwise::cast(b, *to, io.input(0)?, io.output(0)?),
         Op::Reshape { .. } => match (io.outputs.first(), io.inputs.first()) {
             (Some(out), Some(x)) => b.alias(out, x),
             _ => bail!(Arity, "Reshape takes one input and makes one output"),
         },
-        Op::Transpose { .. } | Op::Narrow(_) | Op::Concat { .. } | Op::Expand { .. } | Op::Reverse { .. } | Op::Pad(_) => {
-            legacy::run(b, io, movement::lower)
-        }
+        Op::Transpose { perm } => movement::transpose(b, perm, io.input(0)?, io.output(0)?),
+        Op::Narrow(a) => movement::narrow(b, a, io.input(0)?, io.output(0)?),
+        Op::Concat { axis } => movement::concat(b, *axis, &io.inputs.iter().collect::<Vec<_>>(), io.output(0)?),
+        Op::Expand { .. } => movement::expand(b, io.input(0)?, io.output(0)?),
+        Op::Reverse { axes } => movement::reverse(b, axes, io.input(0)?, io.output(0)?),
+        Op::Pad(a) => movement::pad(b, a, io.input(0)?, io.output(0)?),
         Op::Reduce(_) => legacy::run(b, io, reduce::lower),
         Op::MatMul | Op::DotGeneral(_) | Op::FusedMatMulBiasAct { .. } => legacy::run(b, io, linalg::lower),
         Op::Softmax { axis } => norm::softmax(b, *axis, io.input(0)?, io.output(0)?),
         Op::LogSoftmax { axis } => norm::log_softmax(b, *axis, io.input(0)?, io.output(0)?),
         Op::LayerNorm(a) => norm::layer_norm(b, a, io.input(0)?, io.input(1)?, io.opt_input(2), io.output(0)?),
         Op::RmsNorm(a) => norm::rms_norm(b, a, io.input(0)?, io.input(1)?, io.opt_input(2), io.output(0)?),
-        Op::Gather(_) | Op::ScatterAdd(_) | Op::GatherBackward(_) => legacy::run(b, io, indexing::lower),
+        Op::Gather(a) => indexing::gather(b, a.axis, io.input(0)?, io.input(1)?, io.output(0)?),
+        Op::ScatterAdd(a) => indexing::scatter_add(b, a.axis, io.input(0)?, io.input(1)?, io.input(2)?, io.output(0)?),
+        Op::GatherBackward(a) => indexing::gather_backward(b, a.axis, io.input(0)?, io.input(1)?, io.output(0)?),
         Op::ArgMax(_)
         | Op::ArgMin(_)
         | Op::TopK(_)
@@ -111,7 +119,10 @@ backend_api::dispatch_ops! {
         | Op::CumsumBackward(_)
         | Op::SoftmaxCrossEntropy(_)
         | Op::SoftmaxCrossEntropyBackward(_) => legacy::run(b, io, ordering::lower),
-        Op::RngBits(_) | Op::RngUniform(_) | Op::RngNormal(_) | Op::Sample(_) => legacy::run(b, io, random::lower),
+        Op::RngBits(a) => random::rng_bits(b, a, io.input(0)?, io.output(0)?),
+        Op::RngUniform(a) => random::rng_uniform(b, a, io.input(0)?, io.output(0)?),
+        Op::RngNormal(a) => random::rng_normal(b, a, io.input(0)?, io.output(0)?),
+        Op::Sample(a) => random::sample(b, a, io.input(0)?, io.input(1)?, io.output(0)?),
     }
     missing => not_lowered(&io.node.op),
     [

@@ -1,20 +1,22 @@
-//! Transpose, Narrow, Concat, Expand, Reverse, Pad: each is one or more strided copies of raw
-//! element bits (`shaders::movement`). A copy walks an index space whose axis k has extent
+//! Transpose, Narrow, Concat, Expand, Reverse, Pad (§2.3): each is one or more strided copies of
+//! raw element bits (`shaders::movement`). A copy walks an index space whose axis k has extent
 //! `dim`, writing destination element `dbase + Σ c_k·ds_k` from source element
 //! `sbase + Σ q_k·ss_k`, where `q_k` is the coordinate mapped through the pad rule (the identity
 //! for every op but Pad). Every op but Concat walks its output; Concat dispatches one copy per
 //! input, each walking that input and writing its slice of the output.
 //!
 //! Mergeable axes are collapsed so common cases (contiguous slices, a transpose of two blocks)
-//! run at rank 1 or 2, and a copy that turns out to be the identity becomes an alias.
+//! run at rank 1 or 2, and a copy that turns out to read one contiguous run of its source into
+//! the whole output (the identity, a leading-axis Narrow) becomes an alias of that window.
 
-use super::legacy::{words, zero_kernel, Buf, Kernel, LowerCtx, Lowered};
+use super::builder::{tensor_bytes, u32_of, vec4s, Buf, Kernel, Lower, Operand};
 use super::Grid;
 use crate::pipelines::BindKind;
-use backend_api::op::{NarrowAttrs, Op, PadAttrs, PadMode};
-use backend_api::shape::{broadcast_strides, numel, strides};
+use backend_api::op::{NarrowAttrs, PadAttrs, PadMode};
+use backend_api::shape::{broadcast_strides, strides};
 use backend_api::{bail, ensure, DType, Error, ErrorKind, Result};
-use shaders::movement::{fill_module, module, Width};
+use shaders::movement::{fill_module, module, MovementParams, Width};
+use shaders::params::Params;
 
 /// The kernel's `mode` for positions outside the source: the constant (or no padding at all).
 const MODE_CONSTANT: u32 = 0;
@@ -22,6 +24,66 @@ const MODE_CONSTANT: u32 = 0;
 const MODE_REFLECT: u32 = 1;
 /// Replicate the edge.
 const MODE_EDGE: u32 = 2;
+
+/// Transpose of `x` by `perm` into `out`: `out.dims[i] = x.dims[perm[i]]`.
+pub fn transpose(b: &mut Lower<'_>, perm: &[usize], x: &Operand, out: &Operand) -> Result<()> {
+    let c = transpose_map(&x.dims, perm, &out.dims)?;
+    run(b, &[x], vec![c], PadRule::NONE, out)
+}
+
+/// Narrow of `x` (`a.len` elements from `a.start` every `a.step` along `a.axis`) into `out`.
+pub fn narrow(b: &mut Lower<'_>, a: &NarrowAttrs, x: &Operand, out: &Operand) -> Result<()> {
+    let c = narrow_map(&x.dims, a, &out.dims)?;
+    run(b, &[x], vec![c], PadRule::NONE, out)
+}
+
+/// Concat of `xs` along `axis` into `out`: one copy per non-empty input.
+pub fn concat(b: &mut Lower<'_>, axis: usize, xs: &[&Operand], out: &Operand) -> Result<()> {
+    let copies = concat_map(xs, axis, &out.dims)?;
+    run(b, xs, copies, PadRule::NONE, out)
+}
+
+/// Expand (broadcast) of `x` to `out`'s dims.
+pub fn expand(b: &mut Lower<'_>, x: &Operand, out: &Operand) -> Result<()> {
+    let c = expand_map(&x.dims, &out.dims)?;
+    run(b, &[x], vec![c], PadRule::NONE, out)
+}
+
+/// Reverse of `x` along `axes` into `out` (same dims).
+pub fn reverse(b: &mut Lower<'_>, axes: &[usize], x: &Operand, out: &Operand) -> Result<()> {
+    ensure!(x.dims == out.dims, Shape, "Reverse of {:?} cannot write {:?}", x.dims, out.dims);
+    let c = reverse_map(&x.dims, axes)?;
+    run(b, &[x], vec![c], PadRule::NONE, out)
+}
+
+/// Pad of `x` by `a.pads_begin` / `a.pads_end` with `a.mode` into `out`.
+pub fn pad(b: &mut Lower<'_>, a: &PadAttrs, x: &Operand, out: &Operand) -> Result<()> {
+    let c = pad_map(&x.dims, a, &out.dims)?;
+    run(b, &[x], vec![c], pad_rule(a.mode, x.dtype), out)
+}
+
+/// `x`'s element bits into `out` (same dtype and element count, any dims): an alias where `out`
+/// can be `x`'s memory, else one copy kernel. Other families use it for identities (a Cast to the
+/// same dtype).
+pub fn copy(b: &mut Lower<'_>, x: &Operand, out: &Operand) -> Result<()> {
+    let n = x.numel();
+    ensure!(n == out.numel(), Shape, "a copy of {:?} cannot fill {:?}", x.dims, out.dims);
+    run(b, &[x], vec![Strided::walking(0, vec![Axis::plain(n, 1, 1)])], PadRule::NONE, out)
+}
+
+/// What a copy writes where its coordinate falls outside the source.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct PadRule {
+    /// The kernel's mode (`MODE_*`).
+    mode: u32,
+    /// The pad constant's bits (`MODE_CONSTANT`).
+    fill: [u32; 2],
+}
+
+impl PadRule {
+    /// No padding (every coordinate is inside the source).
+    const NONE: PadRule = PadRule { mode: MODE_CONSTANT, fill: [0, 0] };
+}
 
 /// One axis of a copy's index space.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -48,7 +110,8 @@ impl Axis {
     }
 }
 
-/// One dispatch: input `input` copied through an index map into output 0.
+/// One dispatch: source `input` (of the builder's sources) copied through an index map into the
+/// output.
 #[derive(Clone, Debug, PartialEq)]
 struct Strided {
     input: usize,
@@ -77,8 +140,8 @@ impl Strided {
                 continue;
             }
             if let Some(o) = out.last_mut() {
-                let d = a.dim as i64;
-                let strides_merge = o.ss == a.ss * d && o.ds == a.ds * d;
+                let scaled = |s: i64| i64::try_from(a.dim).ok().and_then(|d| s.checked_mul(d));
+                let strides_merge = scaled(a.ss) == Some(o.ss) && scaled(a.ds) == Some(o.ds);
                 if strides_merge && a.unpadded() && (constant || o.unpadded()) {
                     *o = Axis { dim: o.dim * a.dim, lo: o.lo * a.dim, sdim: o.sdim * a.dim, ss: a.ss, ds: a.ds };
                     continue;
@@ -90,84 +153,82 @@ impl Strided {
         self
     }
 
-    /// Whether this copy reproduces its input's memory as the whole output (`n` elements).
-    fn is_identity(&self, in_numel: usize, n: usize) -> bool {
+    /// The source element this copy starts at when it reads consecutive source elements, in
+    /// order, into the whole `n`-element output: its output is then that window of the source.
+    fn contiguous_start(&self, n: usize) -> Option<usize> {
         let contiguous = match self.axes.as_slice() {
             [] => true,
             [a] => a.unpadded() && a.ss == 1 && a.ds == 1,
             _ => false,
         };
-        contiguous && self.sbase == 0 && self.dbase == 0 && self.numel() == n && in_numel == n
+        if !contiguous || self.dbase != 0 || self.numel() != n {
+            return None;
+        }
+        usize::try_from(self.sbase).ok()
     }
 }
 
-/// Lowers a movement node to (zero +) one strided copy per non-empty source, or an alias.
-pub fn lower(ctx: &LowerCtx<'_>) -> Result<Lowered> {
-    let Some((dtype, out_dims)) = ctx.outputs.first().cloned() else { bail!(Arity, "movement op without output") };
-    let n = numel(&out_dims);
-    let empty = Lowered::Kernels { temps: vec![], kernels: vec![] };
-    if n == 0 {
-        return Ok(empty);
+/// (Zero +) one strided copy per non-empty copy of `srcs` into `out`, or an alias.
+fn run(b: &mut Lower<'_>, srcs: &[&Operand], copies: Vec<Strided>, rule: PadRule, out: &Operand) -> Result<()> {
+    let d = out.dtype;
+    if out.numel() == 0 {
+        return Ok(());
     }
-    for (d, dims) in ctx.inputs.iter().chain(&ctx.outputs) {
-        ensure!(*d == dtype, DType, "movement input {d} differs from output dtype {dtype}");
-        u32_of(numel(dims), "element count")?;
+    for x in srcs.iter().copied().chain([out]) {
+        ensure!(x.dtype == d, DType, "movement input {} differs from output dtype {d}", x.dtype);
+        u32_of(x.numel(), "elements")?;
     }
-    let (copies, mode, fill) = plan(ctx, &out_dims)?;
     let copies: Vec<Strided> =
-        copies.into_iter().filter(|c| c.numel() > 0).map(|c| c.collapsed(mode == MODE_CONSTANT)).collect();
+        copies.into_iter().filter(|c| c.numel() > 0).map(|c| c.collapsed(rule.mode == MODE_CONSTANT)).collect();
     if let [c] = copies.as_slice() {
-        let in_numel = ctx.inputs.get(c.input).map_or(0, |(_, d)| numel(d));
-        if c.is_identity(in_numel, n) {
-            return Ok(Lowered::Alias(c.input));
+        if alias_run(b, c, srcs, out)? {
+            return Ok(());
         }
     }
-    let device = |e: String| Error::new(ErrorKind::Device, e);
-    let mut kernels = Vec::with_capacity(copies.len() + 1);
-    if Width::of(dtype).is_packed() {
-        kernels.push(zero_kernel(Buf::Out(0), words(dtype, n)));
+    if Width::of(d).is_packed() {
+        b.zero(out)?;
     }
+    let device = |e: String| Error::new(ErrorKind::Device, format!("movement shader: {e}"));
     for c in &copies {
+        let Some(x) = srcs.get(c.input) else { bail!(Arity, "a copy reads source {}, of {}", c.input, srcs.len()) };
         // Only Pad reaches here with an empty source: then every element is the constant.
-        let source_empty = ctx.inputs.get(c.input).is_none_or(|(_, d)| numel(d) == 0);
-        let (source, mut bindings) = if source_empty {
-            (fill_module(dtype).map_err(device)?, vec![])
+        let (source, mut bindings) = if x.numel() == 0 {
+            (fill_module(d).map_err(device)?, vec![])
         } else {
-            (module(dtype).map_err(device)?, vec![(Buf::In(c.input), BindKind::Read)])
+            (module(d).map_err(device)?, vec![(x.window, BindKind::Read)])
         };
-        bindings.push((Buf::Out(0), BindKind::Write));
-        kernels.push(Kernel {
-            source,
-            bindings,
-            params: params(c, mode, fill)?,
-            grid: Grid::Threads(c.numel() as u64),
-        });
+        bindings.push((out.window, BindKind::Write));
+        let p = params(c, rule)?;
+        b.push(Kernel { source, bindings, params: p.to_bytes(), grid: Grid::Threads(u64::from(p.n)) });
     }
-    Ok(Lowered::Kernels { temps: vec![], kernels })
+    Ok(())
 }
 
-/// The copies of the node, its pad mode and the pad constant's bits.
-fn plan(ctx: &LowerCtx<'_>, out: &[usize]) -> Result<(Vec<Strided>, u32, [u32; 2])> {
-    let Some((dtype, x)) = ctx.inputs.first() else { bail!(Arity, "movement op without inputs") };
-    let none = (MODE_CONSTANT, [0, 0]);
-    let (copies, (mode, fill)) = match &ctx.node.op {
-        Op::Transpose { perm } => (vec![transpose(x, perm, out)?], none),
-        Op::Narrow(a) => (vec![narrow(x, a, out)?], none),
-        Op::Concat { axis } => (concat(ctx, *axis, out)?, none),
-        Op::Expand { .. } => (vec![expand(x, out)?], none),
-        Op::Reverse { axes } => (vec![reverse(x, axes)?], none),
-        Op::Pad(a) => (vec![pad(x, a, out)?], pad_mode(a.mode, *dtype)),
-        other => bail!(Unsupported, "{} is not a movement op", backend_api::spec::op_label(other)),
-    };
-    Ok((copies, mode, fill))
+/// Declares `out` an alias of the window of its source that `c` copies whole, when `c` is such a
+/// copy and the window may be aliased: `out` is a node output, the source is not scratch (freed
+/// with the node), and the window starts on the device's storage offset alignment (later kernels
+/// bind it). Returns whether it did.
+fn alias_run(b: &mut Lower<'_>, c: &Strided, srcs: &[&Operand], out: &Operand) -> Result<bool> {
+    let (Some(x), Some(start)) = (srcs.get(c.input), c.contiguous_start(out.numel())) else { return Ok(false) };
+    if !matches!(out.window.buf, Buf::Out(_)) || out.window.offset != 0 || matches!(x.window.buf, Buf::Temp(_)) {
+        return Ok(false);
+    }
+    let align = u64::from(b.caps().limits.min_storage_buffer_offset_alignment.max(4));
+    let offset = x.window.offset.checked_add(tensor_bytes(x.dtype, &[start])?);
+    if offset.is_none_or(|o| !o.is_multiple_of(align)) {
+        return Ok(false);
+    }
+    b.alias(out, &x.slice(start, out.dims.clone())?)?;
+    Ok(true)
 }
 
-/// Signed element stride.
+/// A stride or extent as a signed element count. Every tensor has fewer than 2^32 elements
+/// (checked before any kernel is made), so the saturation never happens.
 fn st(s: usize) -> i64 {
-    s as i64
+    i64::try_from(s).unwrap_or(i64::MAX)
 }
 
-fn transpose(x: &[usize], perm: &[usize], out: &[usize]) -> Result<Strided> {
+fn transpose_map(x: &[usize], perm: &[usize], out: &[usize]) -> Result<Strided> {
     let r = x.len();
     let mut seen = vec![false; r];
     for &p in perm {
@@ -175,11 +236,13 @@ fn transpose(x: &[usize], perm: &[usize], out: &[usize]) -> Result<Strided> {
         seen[p] = true;
     }
     ensure!(perm.len() == r && out.len() == r, Axis, "Transpose perm {perm:?} does not fit {x:?} -> {out:?}");
+    let fits = perm.iter().zip(out).all(|(&p, &o)| x[p] == o);
+    ensure!(fits, Shape, "Transpose of {x:?} by {perm:?} cannot write {out:?}");
     let (xs, os) = (strides(x), strides(out));
     Ok(Strided::walking(0, (0..r).map(|i| Axis::plain(out[i], st(xs[perm[i]]), st(os[i]))).collect()))
 }
 
-fn narrow(x: &[usize], a: &NarrowAttrs, out: &[usize]) -> Result<Strided> {
+fn narrow_map(x: &[usize], a: &NarrowAttrs, out: &[usize]) -> Result<Strided> {
     let r = x.len();
     ensure!(a.axis < r && out.len() == r, Axis, "Narrow axis {} does not fit {x:?} -> {out:?}", a.axis);
     let (xs, os) = (strides(x), strides(out));
@@ -195,15 +258,15 @@ fn narrow(x: &[usize], a: &NarrowAttrs, out: &[usize]) -> Result<Strided> {
     Ok(Strided { sbase: st(sbase), ..Strided::walking(0, axes) })
 }
 
-fn concat(ctx: &LowerCtx<'_>, axis: usize, out: &[usize]) -> Result<Vec<Strided>> {
+fn concat_map(xs: &[&Operand], axis: usize, out: &[usize]) -> Result<Vec<Strided>> {
     ensure!(axis < out.len(), Axis, "Concat axis {axis} does not fit output {out:?}");
     let os = strides(out);
     let mut offset = 0usize;
-    let mut copies = Vec::with_capacity(ctx.inputs.len());
-    for (k, (_, x)) in ctx.inputs.iter().enumerate() {
+    let mut copies = Vec::with_capacity(xs.len());
+    for (k, x) in xs.iter().map(|x| &x.dims).enumerate() {
         ensure!(x.len() == out.len(), Shape, "Concat input {k} {x:?} does not fit output {out:?}");
-        let xs = strides(x);
-        let axes = (0..x.len()).map(|i| Axis::plain(x[i], st(xs[i]), st(os[i]))).collect();
+        let xst = strides(x);
+        let axes = (0..x.len()).map(|i| Axis::plain(x[i], st(xst[i]), st(os[i]))).collect();
         copies.push(Strided { dbase: st(offset * os[axis]), ..Strided::walking(k, axes) });
         offset += x[axis];
     }
@@ -211,14 +274,14 @@ fn concat(ctx: &LowerCtx<'_>, axis: usize, out: &[usize]) -> Result<Vec<Strided>
     Ok(copies)
 }
 
-fn expand(x: &[usize], out: &[usize]) -> Result<Strided> {
+fn expand_map(x: &[usize], out: &[usize]) -> Result<Strided> {
     let fits = x.len() <= out.len() && x.iter().rev().zip(out.iter().rev()).all(|(&a, &b)| a == b || a == 1);
     ensure!(fits, Shape, "Expand of {x:?} to {out:?}: not broadcastable");
     let (bs, os) = (broadcast_strides(x, out), strides(out));
     Ok(Strided::walking(0, (0..out.len()).map(|i| Axis::plain(out[i], st(bs[i]), st(os[i]))).collect()))
 }
 
-fn reverse(x: &[usize], axes: &[usize]) -> Result<Strided> {
+fn reverse_map(x: &[usize], axes: &[usize]) -> Result<Strided> {
     ensure!(axes.iter().all(|&a| a < x.len()), Axis, "Reverse axes {axes:?} out of range for {x:?}");
     let (xs, mut sbase) = (strides(x), 0i64);
     let mut map: Vec<Axis> = (0..x.len()).map(|i| Axis::plain(x[i], st(xs[i]), st(xs[i]))).collect();
@@ -231,7 +294,7 @@ fn reverse(x: &[usize], axes: &[usize]) -> Result<Strided> {
     Ok(Strided { sbase, ..Strided::walking(0, map) })
 }
 
-fn pad(x: &[usize], a: &PadAttrs, out: &[usize]) -> Result<Strided> {
+fn pad_map(x: &[usize], a: &PadAttrs, out: &[usize]) -> Result<Strided> {
     let r = x.len();
     let fits = a.pads_begin.len() == r && a.pads_end.len() == r && out.len() == r;
     ensure!(fits, Attribute, "Pad of {x:?} to {out:?}: pads {:?} / {:?} need {r} entries", a.pads_begin, a.pads_end);
@@ -241,12 +304,12 @@ fn pad(x: &[usize], a: &PadAttrs, out: &[usize]) -> Result<Strided> {
     Ok(Strided::walking(0, axes))
 }
 
-/// The kernel mode of `m` and, for `Constant`, the value's bits in `d` (Cast rules from F64).
-fn pad_mode(m: PadMode, d: DType) -> (u32, [u32; 2]) {
+/// The pad rule of `m`: for `Constant`, the value's bits in `d` (Cast rules from F64).
+fn pad_rule(m: PadMode, d: DType) -> PadRule {
     match m {
-        PadMode::Constant { value } => (MODE_CONSTANT, fill_bits(value, d)),
-        PadMode::Reflect => (MODE_REFLECT, [0, 0]),
-        PadMode::Edge => (MODE_EDGE, [0, 0]),
+        PadMode::Constant { value } => PadRule { mode: MODE_CONSTANT, fill: fill_bits(value, d) },
+        PadMode::Reflect => PadRule { mode: MODE_REFLECT, fill: [0, 0] },
+        PadMode::Edge => PadRule { mode: MODE_EDGE, fill: [0, 0] },
     }
 }
 
@@ -254,13 +317,12 @@ fn pad_mode(m: PadMode, d: DType) -> (u32, [u32; 2]) {
 /// bits of word 0 for narrower dtypes). Rust's float→int `as` truncates toward zero, saturates and
 /// maps NaN to 0, which is exactly the Cast rule; f64→f32 `as` rounds to nearest even.
 fn fill_bits(value: f64, d: DType) -> [u32; 2] {
-    let split = |b: u64| [b as u32, (b >> 32) as u32];
     match d {
         DType::F32 => [(value as f32).to_bits(), 0],
         DType::F16 => [round_to_small_float(value, 10, 5), 0],
         DType::BF16 => [round_to_small_float(value, 7, 8), 0],
-        DType::F64 => split(value.to_bits()),
-        DType::I64 => split(value as i64 as u64),
+        DType::F64 => words64(value.to_bits()),
+        DType::I64 => words64(value as i64 as u64),
         DType::I32 => [value as i32 as u32, 0],
         DType::I8 => [value as i8 as u8 as u32, 0],
         DType::U32 => [value as u32, 0],
@@ -307,42 +369,49 @@ fn pow2(k: i32) -> f64 {
     f64::from_bits(((k + 1023).clamp(1, 2046) as u64) << 52)
 }
 
+/// `x` as little-endian (low, high) u32 words.
+fn words64(x: u64) -> [u32; 2] {
+    let [a, b, c, d, e, f, g, h] = x.to_le_bytes();
+    [u32::from_le_bytes([a, b, c, d]), u32::from_le_bytes([e, f, g, h])]
+}
+
 fn limit(what: &str) -> Error {
     Error::new(ErrorKind::DeviceLimit, format!("{what} does not fit 32-bit indexing"))
 }
 
-fn u32_of(v: usize, what: &str) -> Result<u32> {
-    u32::try_from(v).map_err(|_| Error::new(ErrorKind::DeviceLimit, format!("{what} {v} does not fit 32 bits")))
+/// `v` as the kernel's two's-complement u32: every tensor has fewer than 2^32 elements (checked),
+/// so the kernel's wrapping sums land on the true index.
+fn wrap(v: i64) -> u32 {
+    // rem_euclid lands in [0, 2^32), which always fits.
+    u32::try_from(v.rem_euclid(1 << 32)).unwrap_or(0)
 }
 
-/// Appends `v` as an `array<vec4<u32>, 2>` (8 entries, zero-padded).
-fn push8(out: &mut Vec<u8>, v: impl Iterator<Item = u32>) {
-    let mut vals: Vec<u32> = v.collect();
-    vals.resize(8, 0);
-    for x in vals {
-        out.extend_from_slice(&x.to_le_bytes());
-    }
-}
-
-/// The uniform of one copy (layout of `Params` in `movement.wgsl`). Strides and bases are
-/// written as two's-complement u32: every tensor has fewer than 2^32 elements (checked), so the
-/// kernel's wrapping sums land on the true index.
-fn params(c: &Strided, mode: u32, fill: [u32; 2]) -> Result<Vec<u8>> {
-    ensure!(c.axes.len() <= 8, DeviceLimit, "copy of rank {} exceeds the kernel's 8 dims", c.axes.len());
-    let mut p = Vec::with_capacity(176);
-    let n = u32_of(c.numel(), "element count")?;
-    let rank = c.axes.len() as u32;
-    let wrap = |v: i64| v as u32;
-    for w in [n, rank, mode, wrap(c.sbase), wrap(c.dbase), 0, 0, 0, fill[0], fill[1], 0, 0] {
-        p.extend_from_slice(&w.to_le_bytes());
-    }
-    let field = |f: fn(&Axis) -> usize| c.axes.iter().map(|a| u32_of(f(a), "dim")).collect::<Result<Vec<_>>>();
-    push8(&mut p, field(|a| a.dim)?.into_iter());
-    push8(&mut p, field(|a| a.lo)?.into_iter());
-    push8(&mut p, field(|a| a.sdim)?.into_iter());
-    push8(&mut p, c.axes.iter().map(|a| wrap(a.ss)));
-    push8(&mut p, c.axes.iter().map(|a| wrap(a.ds)));
-    Ok(p)
+/// The uniform of one copy.
+fn params(c: &Strided, rule: PadRule) -> Result<MovementParams> {
+    let rank = c.axes.len();
+    ensure!(rank <= 8, DeviceLimit, "copy of rank {rank} exceeds the kernel's 8 dims");
+    let field = |f: fn(&Axis) -> usize, what: &str| vec4s::<2>(&c.axes.iter().map(f).collect::<Vec<_>>(), what);
+    let signed = |f: fn(&Axis) -> i64| {
+        let mut v = [[0u32; 4]; 2];
+        for (slot, a) in v.as_flattened_mut().iter_mut().zip(&c.axes) {
+            *slot = wrap(f(a));
+        }
+        v
+    };
+    Ok(MovementParams {
+        n: u32_of(c.numel(), "elements")?,
+        rank: u32_of(rank, "axes")?,
+        mode: rule.mode,
+        sbase: wrap(c.sbase),
+        dbase: wrap(c.dbase),
+        fill: [rule.fill[0], rule.fill[1], 0, 0],
+        dims: field(|a| a.dim, "dims")?,
+        lo: field(|a| a.lo, "pads")?,
+        sdim: field(|a| a.sdim, "source dims")?,
+        ss: signed(|a| a.ss),
+        ds: signed(|a| a.ds),
+        ..MovementParams::default()
+    })
 }
 
 #[cfg(test)]
@@ -390,7 +459,7 @@ mod tests {
     #[test]
     fn collapse_merges_contiguous_and_keeps_pads() {
         let c = Strided::walking(0, vec![Axis::plain(2, 12, 12), Axis::plain(3, 4, 4), Axis::plain(4, 1, 1)]);
-        assert!(c.collapsed(true).is_identity(24, 24));
+        assert_eq!(c.collapsed(true).contiguous_start(24), Some(0));
         // Constant: a padded outer axis merges with an unpadded inner one.
         let padded = Axis { dim: 4, lo: 1, sdim: 2, ss: 3, ds: 3 };
         let c = Strided::walking(0, vec![padded, Axis::plain(3, 1, 1)]);
@@ -399,5 +468,75 @@ mod tests {
         // A size-1 axis made of padding only is kept.
         let c = Strided::walking(0, vec![Axis { dim: 1, lo: 1, sdim: 0, ss: 1, ds: 1 }]);
         assert_eq!(c.collapsed(true).axes.len(), 1);
+    }
+
+    fn lowered(f: impl FnOnce(&mut Lower<'_>) -> Result<()>) -> crate::lower::Lowering {
+        let caps = crate::device::DeviceCaps {
+            description: "test".into(),
+            f64: true,
+            i64: true,
+            limits: wgpu::Limits { min_storage_buffer_offset_alignment: 256, ..wgpu::Limits::default() },
+        };
+        let mut b = Lower::new(&caps, 1);
+        f(&mut b).unwrap();
+        b.finish()
+    }
+
+    fn operand(buf: Buf, dims: &[usize]) -> Operand {
+        Operand::whole(buf, DType::F32, dims.to_vec()).unwrap()
+    }
+
+    #[test]
+    fn leading_axis_narrows_alias_aligned_windows() {
+        let x = operand(Buf::In(0), &[4, 64]);
+        let out = operand(Buf::Out(0), &[1, 64]);
+        // Row 2 starts at byte 512: a multiple of the 256-byte alignment.
+        let a = NarrowAttrs { axis: 0, start: 2, len: 1, step: 1 };
+        let l = lowered(|b| narrow(b, &a, &x, &out));
+        assert!(l.kernels.is_empty());
+        assert_eq!(l.aliases, vec![Some(x.slice(128, vec![1, 64]).unwrap().window)]);
+        // Row 1 of a [4, 32] tensor starts at byte 128, off the alignment: it is copied.
+        let (x, out) = (operand(Buf::In(0), &[4, 32]), operand(Buf::Out(0), &[1, 32]));
+        let a = NarrowAttrs { axis: 0, start: 1, len: 1, step: 1 };
+        let l = lowered(|b| narrow(b, &a, &x, &out));
+        assert_eq!((l.kernels.len(), l.aliases.clone()), (1, vec![None]));
+    }
+
+    #[test]
+    fn identities_alias_inputs_but_copy_into_scratch() {
+        let x = operand(Buf::In(0), &[3, 5]);
+        let l = lowered(|b| transpose(b, &[0, 1], &x, &operand(Buf::Out(0), &[3, 5])));
+        assert_eq!((l.kernels.len(), l.aliases), (0, vec![Some(x.window)]));
+        let l = lowered(|b| {
+            let t = b.temp(DType::F32, vec![3, 5])?;
+            transpose(b, &[0, 1], &x, &t)
+        });
+        assert_eq!((l.kernels.len(), l.aliases), (1, vec![None]));
+    }
+
+    #[test]
+    fn reversed_strides_wrap_in_the_params() {
+        let (x, out) = (operand(Buf::In(0), &[3, 5]), operand(Buf::Out(0), &[3, 5]));
+        let l = lowered(|b| reverse(b, &[1], &x, &out));
+        let [k] = l.kernels.as_slice() else { panic!("one copy expected") };
+        let p: MovementParams = bytemuck::pod_read_unaligned(&k.params);
+        assert_eq!((p.n, p.rank, p.sbase), (15, 2, 4));
+        assert_eq!(p.ss[0][..2], [5, u32::MAX]);
+        assert_eq!(p.ds[0][..2], [5, 1]);
+    }
+
+    #[test]
+    fn mismatched_shapes_are_refused() {
+        let caps = crate::device::DeviceCaps {
+            description: "test".into(),
+            f64: true,
+            i64: true,
+            limits: wgpu::Limits::default(),
+        };
+        let mut b = Lower::new(&caps, 1);
+        let x = operand(Buf::In(0), &[3, 5]);
+        assert!(transpose(&mut b, &[1, 0], &x, &operand(Buf::Out(0), &[3, 5])).is_err());
+        assert!(reverse(&mut b, &[0], &x, &operand(Buf::Out(0), &[5, 3])).is_err());
+        assert!(copy(&mut b, &x, &operand(Buf::Out(0), &[14])).is_err());
     }
 }

@@ -6,55 +6,81 @@
 //! `random_sample.wgsl` for how top-k/top-p cuts are found without sorting, for any vocabulary).
 //! Stream positions are 64-bit: each dispatch carries the 64-bit position of its first block/row.
 
-use super::legacy::{words, zero_kernel, Buf, Kernel, LowerCtx, Lowered};
-use super::reduce::workgroup_grid;
+use super::builder::{u32_of, Kernel, Lower, Operand};
 use super::Grid;
 use crate::pipelines::BindKind;
-use backend_api::op::{Op, SampleAttrs};
-use backend_api::spec::op_label;
-use backend_api::{bail, DType, Error, ErrorKind, Result};
-use bytemuck::{Pod, Zeroable};
-use shaders::random::{elem_module, sample_module, RngKind};
+use backend_api::op::{RngBitsAttrs, RngNormalAttrs, RngUniformAttrs, SampleAttrs};
+use backend_api::{bail, ensure, DType, Error, ErrorKind, Result};
+use shaders::params::Params;
+use shaders::random::{elem_module, sample_module, RandomElemParams, RandomSampleParams, RngKind};
 
 /// Kernels index with u32: stay well inside.
 const MAX_ELEMENTS: usize = 1 << 31;
 
-/// `Params` of `random_elem.wgsl`.
-#[repr(C)]
-#[derive(Clone, Copy, Pod, Zeroable)]
-struct ElemParams {
-    n: u32,
-    nblocks: u32,
-    seed: [u32; 2],
-    base: [u32; 2],
-    /// `opaque_zero` (must be 0: see `uniform_f32` in random_f32.wgsl) and padding.
-    pad: [u32; 2],
-    a: [u32; 2],
-    b: [u32; 2],
+/// RngBits (§2.12.1): the raw U32 stream of `key` and `a.seed` into `out`.
+pub fn rng_bits(b: &mut Lower<'_>, a: &RngBitsAttrs, key: &Operand, out: &Operand) -> Result<()> {
+    elem(b, RngKind::Bits, a.seed, (0.0, 0.0), key, out)
 }
 
-/// `Params` of `random_sample.wgsl`.
-#[repr(C)]
-#[derive(Clone, Copy, Pod, Zeroable)]
-struct SampleParams {
-    rows: u32,
-    v: u32,
-    temperature: f32,
-    top_k: u32,
-    top_p: f32,
-    greedy: u32,
-    seed: [u32; 2],
-    base: [u32; 2],
-    /// `opaque_zero` (must be 0: see `scaled_logit` in random_sample.wgsl) and padding.
-    pad: [u32; 2],
+/// RngUniform (§2.12.2): uniforms in `[a.low, a.high)` of `a.dtype` (`out`'s) into `out`.
+pub fn rng_uniform(b: &mut Lower<'_>, a: &RngUniformAttrs, key: &Operand, out: &Operand) -> Result<()> {
+    ensure!(out.dtype == a.dtype, DType, "RngUniform of {} cannot write {}", a.dtype, out.dtype);
+    elem(b, RngKind::Uniform, a.seed, (a.low, a.high), key, out)
+}
+
+/// RngNormal (§2.12.3): normals of mean `a.mean` and deviation `a.std` of `a.dtype` into `out`.
+pub fn rng_normal(b: &mut Lower<'_>, a: &RngNormalAttrs, key: &Operand, out: &Operand) -> Result<()> {
+    ensure!(out.dtype == a.dtype, DType, "RngNormal of {} cannot write {}", a.dtype, out.dtype);
+    elem(b, RngKind::Normal, a.seed, (a.mean, a.std), key, out)
+}
+
+/// Sample (§2.12.4): one token index per row of `logits` (the last axis) into `out`, with the
+/// stream of `key` and `a.seed`; one workgroup per row.
+pub fn sample(b: &mut Lower<'_>, a: &SampleAttrs, logits: &Operand, key: &Operand, out: &Operand) -> Result<()> {
+    let xd = logits.dtype;
+    ensure!(out.dtype == a.index_dtype, DType, "Sample of {} indices cannot write {}", a.index_dtype, out.dtype);
+    let Some(src) = sample_module(xd, a.index_dtype) else {
+        bail!(Unsupported, "no GPU Sample kernel for {xd} logits and {} indices", a.index_dtype);
+    };
+    let source = src.map_err(|e| Error::new(ErrorKind::Device, format!("sample shader: {e}")))?;
+    let Some(&v) = logits.dims.last() else {
+        bail!(Shape, "Sample logits must have rank >= 1, got a scalar");
+    };
+    let rows = out.numel();
+    if rows == 0 || v == 0 {
+        return Ok(());
+    }
+    ensure!(rows.checked_mul(v) == Some(logits.numel()), Shape, "{rows} samples from logits {:?}", logits.dims);
+    if logits.numel() >= MAX_ELEMENTS {
+        bail!(DeviceLimit, "Sample logits {:?} have more than 2^31 elements", logits.dims);
+    }
+    let [seed_lo, seed_hi] = split(a.seed);
+    let p = RandomSampleParams {
+        rows: u32_of(rows, "rows")?,
+        v: u32_of(v, "logits per row")?,
+        temperature: a.temperature,
+        top_k: a.top_k,
+        top_p: a.top_p,
+        greedy: u32::from(a.temperature == 0.0),
+        seed_lo,
+        seed_hi,
+        // Stream position 0 and the opaque zero (see `scaled_logit` in random_sample.wgsl).
+        ..RandomSampleParams::default()
+    };
+    let bindings = vec![(logits.window, BindKind::Read), (key.window, BindKind::Read), (out.window, BindKind::Write)];
+    let grid = b.workgroups(rows)?;
+    b.push(Kernel { source, bindings, params: p.to_bytes(), grid });
+    Ok(())
 }
 
 /// A u64 as (lo, hi) words.
 fn split(x: u64) -> [u32; 2] {
-    [x as u32, (x >> 32) as u32]
+    let [a, b, c, d, e, f, g, h] = x.to_le_bytes();
+    [u32::from_le_bytes([a, b, c, d]), u32::from_le_bytes([e, f, g, h])]
 }
 
-/// A float attribute as the kernel reads it: f32 bits for F32/F16/BF16, f64 bits for F64.
+/// A float attribute as the kernel reads it: f32 bits for F32/F16/BF16 (rounded to f32 as the
+/// reference does), f64 bits for F64.
 fn attr(x: f64, d: DType) -> [u32; 2] {
     if d == DType::F64 {
         split(x.to_bits())
@@ -63,96 +89,35 @@ fn attr(x: f64, d: DType) -> [u32; 2] {
     }
 }
 
-/// Lowers a node of the random family.
-pub fn lower(ctx: &LowerCtx<'_>) -> Result<Lowered> {
-    match &ctx.node.op {
-        Op::RngBits(a) => elem(ctx, RngKind::Bits, a.seed, (0.0, 0.0)),
-        Op::RngUniform(a) => elem(ctx, RngKind::Uniform, a.seed, (a.low, a.high)),
-        Op::RngNormal(a) => elem(ctx, RngKind::Normal, a.seed, (a.mean, a.std)),
-        Op::Sample(a) => sample(ctx, a),
-        other => bail!(Unsupported, "{} is not in the random family", op_label(other)),
-    }
-}
-
 /// RngBits / RngUniform / RngNormal: one invocation per block of four elements.
-fn elem(ctx: &LowerCtx<'_>, kind: RngKind, seed: u64, ab: (f64, f64)) -> Result<Lowered> {
-    let Some((d, _)) = ctx.outputs.first() else {
-        bail!(Arity, "{kind:?} node has no output");
-    };
-    let d = *d;
+fn elem(b: &mut Lower<'_>, kind: RngKind, seed: u64, ab: (f64, f64), key: &Operand, out: &Operand) -> Result<()> {
+    let d = out.dtype;
     let Some(src) = elem_module(kind, d) else {
         bail!(Unsupported, "no GPU kernel for Rng{kind:?} producing {d}");
     };
     let source = src.map_err(|e| Error::new(ErrorKind::Device, format!("random shader: {e}")))?;
-    let n = ctx.out_numel(0);
+    let n = out.numel();
     if n == 0 {
-        return Ok(Lowered::Kernels { temps: vec![], kernels: vec![] });
+        return Ok(());
     }
     if n >= MAX_ELEMENTS {
-        bail!(DeviceLimit, "Rng{kind:?} output {:?} has more than 2^31 elements", ctx.outputs[0].1);
+        bail!(DeviceLimit, "Rng{kind:?} output {:?} has more than 2^31 elements", out.dims);
     }
-    let nblocks = n.div_ceil(4);
-    let p = ElemParams {
-        n: n as u32,
-        nblocks: nblocks as u32,
-        seed: split(seed),
-        base: [0, 0],
-        pad: [0, 0],
+    let [seed_lo, seed_hi] = split(seed);
+    let p = RandomElemParams {
+        n: u32_of(n, "elements")?,
+        nblocks: u32_of(n.div_ceil(4), "blocks")?,
+        seed_lo,
+        seed_hi,
         a: attr(ab.0, d),
         b: attr(ab.1, d),
+        // Block index 0 and the opaque zero (see `uniform_f32` in random_f32.wgsl).
+        ..RandomElemParams::default()
     };
-    let main = Kernel {
-        source,
-        bindings: vec![(Buf::In(0), BindKind::Read), (Buf::Out(0), BindKind::Write)],
-        params: bytemuck::bytes_of(&p).to_vec(),
-        grid: Grid::Threads(nblocks as u64),
-    };
-    let mut kernels = Vec::new();
-    if shaders::is_packed(d) {
-        kernels.push(zero_kernel(Buf::Out(0), words(d, n)));
-    }
-    kernels.push(main);
-    Ok(Lowered::Kernels { temps: vec![], kernels })
-}
-
-/// Sample: one workgroup per row.
-fn sample(ctx: &LowerCtx<'_>, a: &SampleAttrs) -> Result<Lowered> {
-    let Some((xd, dims)) = ctx.inputs.first() else {
-        bail!(Arity, "Sample node has no logits input");
-    };
-    let Some(src) = sample_module(*xd, a.index_dtype) else {
-        bail!(Unsupported, "no GPU Sample kernel for {xd} logits and {} indices", a.index_dtype);
-    };
-    let source = src.map_err(|e| Error::new(ErrorKind::Device, format!("sample shader: {e}")))?;
-    let Some(&v) = dims.last() else {
-        bail!(Shape, "Sample logits must have rank >= 1, got a scalar");
-    };
-    let numel: usize = dims.iter().product();
-    let rows = ctx.out_numel(0);
-    if rows == 0 || v == 0 {
-        return Ok(Lowered::Kernels { temps: vec![], kernels: vec![] });
-    }
-    if numel >= MAX_ELEMENTS {
-        bail!(DeviceLimit, "Sample logits {dims:?} have more than 2^31 elements");
-    }
-    let p = SampleParams {
-        rows: rows as u32,
-        v: v as u32,
-        temperature: a.temperature,
-        top_k: a.top_k,
-        top_p: a.top_p,
-        greedy: u32::from(a.temperature == 0.0),
-        seed: split(a.seed),
-        base: [0, 0],
-        pad: [0, 0],
-    };
-    let main = Kernel {
-        source,
-        bindings: vec![(Buf::In(0), BindKind::Read), (Buf::In(1), BindKind::Read), (Buf::Out(0), BindKind::Write)],
-        params: bytemuck::bytes_of(&p).to_vec(),
-        grid: workgroup_grid(ctx, rows)?,
-    };
-    Ok(Lowered::Kernels { temps: vec![], kernels: vec![main] })
+    b.zero_if_packed(out)?;
+    let bindings = vec![(key.window, BindKind::Read), (out.window, BindKind::Write)];
+    b.push(Kernel { source, bindings, params: p.to_bytes(), grid: Grid::Threads(u64::from(p.nblocks)) });
+    Ok(())
 }
 
 #[cfg(test)]
@@ -161,8 +126,8 @@ mod tests {
 
     #[test]
     fn params_match_the_wgsl_layouts() {
-        assert_eq!(std::mem::size_of::<ElemParams>(), 48);
-        assert_eq!(std::mem::size_of::<SampleParams>(), 48);
+        assert_eq!(std::mem::size_of::<RandomElemParams>(), 48);
+        assert_eq!(std::mem::size_of::<RandomSampleParams>(), 48);
     }
 
     #[test]
@@ -170,5 +135,31 @@ mod tests {
         assert_eq!(attr(0.1, DType::F64), split(0.1f64.to_bits()));
         assert_eq!(attr(0.1, DType::F32), [0.1f32.to_bits(), 0]);
         assert_eq!(split(0x1234_5678_9abc_def0), [0x9abc_def0, 0x1234_5678]);
+    }
+
+    #[test]
+    fn blocks_of_four_and_zeroed_packed_outputs() {
+        let caps = crate::device::DeviceCaps {
+            description: "test".into(),
+            f64: true,
+            i64: true,
+            limits: wgpu::Limits::default(),
+        };
+        let mut b = Lower::new(&caps, 1);
+        let key = Operand::whole(super::super::Buf::In(0), DType::U32, vec![2]).unwrap();
+        let out = Operand::whole(super::super::Buf::Out(0), DType::F16, vec![3, 3]).unwrap();
+        let a = RngUniformAttrs {
+            shape: backend_api::Shape::of(&[3, 3]),
+            dtype: DType::F16,
+            low: -1.0,
+            high: 2.0,
+            seed: 1 << 40,
+        };
+        rng_uniform(&mut b, &a, &key, &out).unwrap();
+        let l = b.finish();
+        assert_eq!(l.kernels.len(), 2, "zero, then the generator");
+        let p: RandomElemParams = bytemuck::pod_read_unaligned(&l.kernels[1].params);
+        assert_eq!((p.n, p.nblocks, p.seed_lo, p.seed_hi, p.opaque_zero), (9, 3, 0, 1 << 8, 0));
+        assert_eq!(l.kernels[1].grid, Grid::Threads(3));
     }
 }

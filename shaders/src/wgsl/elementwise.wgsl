@@ -3,7 +3,7 @@
 // collapses mergeable axes first; when one axis is left, INDEX is the flat form (i_k = e * s_k),
 // otherwise the per-axis decomposition loop.
 
-struct Params {
+struct ElementwiseParams {
     n: u32,
     rank: u32,
     // Always 0, but the driver cannot know it: C64 Mul/Div OR intermediates with it so that Mesa's
@@ -16,7 +16,7 @@ struct Params {
     s2: array<vec4<u32>, 2>,
 }
 
-@group(0) @binding(0) var<uniform> p: Params;
+@group(0) @binding(0) var<uniform> p: ElementwiseParams;
 {{TENSORS}}
 
 @compute @workgroup_size(256)

@@ -4,7 +4,7 @@
 // (outer, nidx, inner). Index tensors are read as u32 words (an I64 index as two words), so no
 // 64-bit shader feature is needed and no index value is ever converted through f32.
 
-struct Params {
+struct IndexingParams {
     // Invocations to run (elements of the walked tensor).
     n: u32,
     // Size of the indexed axis.
@@ -15,7 +15,7 @@ struct Params {
     nidx: u32,
 }
 
-@group(0) @binding(0) var<uniform> p: Params;
+@group(0) @binding(0) var<uniform> p: IndexingParams;
 
 // Returned for an index outside [-a, a): never a valid row since a < 2^32.
 const OUT_OF_RANGE: u32 = 0xffffffffu;

@@ -2,14 +2,14 @@
 // the output word by word (U32 -> U32) and to widen F16/BF16 to the F32 accumulator and round it
 // back once (F32 -> F16/BF16, into zeroed packed memory).
 
-struct Params {
+struct IndexingConvertParams {
     n: u32,
     pad0: u32,
     pad1: u32,
     pad2: u32,
 }
 
-@group(0) @binding(0) var<uniform> p: Params;
+@group(0) @binding(0) var<uniform> p: IndexingConvertParams;
 {{TENSORS}}
 
 @compute @workgroup_size(256)

@@ -6,7 +6,7 @@
 // Strides and bases are two's-complement u32: a negative stride (Reverse) wraps, and the wrapped
 // sum is the in-range index. Values are never converted, so NaN payloads and Bool bytes survive.
 
-struct Params {
+struct MovementParams {
     n: u32,
     rank: u32,
     mode: u32,
@@ -23,7 +23,7 @@ struct Params {
     ds: array<vec4<u32>, 2>,
 }
 
-@group(0) @binding(0) var<uniform> p: Params;
+@group(0) @binding(0) var<uniform> p: MovementParams;
 {{TENSORS}}
 
 const FILL_COORD: u32 = 0xffffffffu;

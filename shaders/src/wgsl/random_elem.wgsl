@@ -2,7 +2,7 @@
 // elements 4b .. 4b+3 (those below n). The key is read from the key tensor at run time, so a
 // new key needs no recompilation. Stream position of element e is base + e (64-bit).
 
-struct Params {
+struct RandomElemParams {
     n: u32,
     nblocks: u32,
     seed_lo: u32,
@@ -18,7 +18,7 @@ struct Params {
     b: vec2<u32>,
 }
 
-@group(0) @binding(0) var<uniform> p: Params;
+@group(0) @binding(0) var<uniform> p: RandomElemParams;
 {{TENSORS}}
 
 fn attr_f32(v: vec2<u32>) -> f32 {

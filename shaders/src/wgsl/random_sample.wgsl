@@ -8,7 +8,7 @@
 // so its f32 bits order like its values) finds the probability of the cut, and a second search
 // over indices splits ties at the cut by smaller index (the spec's order).
 
-struct Params {
+struct RandomSampleParams {
     rows: u32,
     v: u32,
     temperature: f32,
@@ -25,7 +25,7 @@ struct Params {
     pad1: u32,
 }
 
-@group(0) @binding(0) var<uniform> p: Params;
+@group(0) @binding(0) var<uniform> p: RandomSampleParams;
 {{TENSORS}}
 
 const NONE: u32 = 0xffffffffu;

@@ -182,6 +182,19 @@ pub struct Lowering {
     pub aliases: Vec<Option<Window>>,
 }
 
+impl Lowering {
+    /// Every kernel in order, a repeated body's once (for tests that inspect a lowering).
+    pub fn kernels(&self) -> Vec<&Kernel> {
+        self.steps
+            .iter()
+            .flat_map(|s| match s {
+                Step::Kernel(k) => std::slice::from_ref(k),
+                Step::Repeat(r) => &r.body[..],
+            })
+            .collect()
+    }
+}
+
 /// The builder one node is lowered with.
 pub struct Lower<'a> {
     caps: &'a DeviceCaps,

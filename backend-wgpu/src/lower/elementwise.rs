@@ -132,7 +132,7 @@ mod tests {
     fn same_dtype_cast_is_an_alias() {
         let (x, out) = (input(0, DType::F16, &[5]), output(DType::F16, &[5]));
         let l = lowered(|b| cast(b, DType::F16, &x, &out));
-        assert!(l.kernels.is_empty());
+        assert!(l.kernels().is_empty());
         assert_eq!(l.aliases, vec![Some(x.window)]);
     }
 
@@ -143,7 +143,7 @@ mod tests {
             let t = b.temp(DType::F32, vec![5])?;
             cast(b, DType::F32, &x, &t)
         });
-        assert_eq!(l.kernels.len(), 1);
+        assert_eq!(l.kernels().len(), 1);
         assert_eq!(l.aliases, vec![None]);
     }
 
@@ -151,24 +151,24 @@ mod tests {
     fn packed_outputs_are_zeroed_first_and_empty_outputs_do_nothing() {
         let (x, out) = (input(0, DType::F32, &[7]), output(DType::U8, &[7]));
         let l = lowered(|b| cast(b, DType::U8, &x, &out));
-        assert_eq!(l.kernels.len(), 2);
-        assert_eq!(l.kernels[0].bindings, vec![(out.window, BindKind::Write)]);
+        assert_eq!(l.kernels().len(), 2);
+        assert_eq!(l.kernels()[0].bindings, vec![(out.window, BindKind::Write)]);
         let (x, out) = (input(0, DType::F32, &[0, 3]), output(DType::U8, &[0, 3]));
-        assert!(lowered(|b| cast(b, DType::U8, &x, &out)).kernels.is_empty());
+        assert!(lowered(|b| cast(b, DType::U8, &x, &out)).kernels().is_empty());
     }
 
     #[test]
     fn broadcast_strides_and_the_opaque_zero() {
         let (x, y, out) = (input(0, DType::F32, &[3, 1]), input(1, DType::F32, &[4]), output(DType::F32, &[3, 4]));
         let l = lowered(|b| binary(b, BinaryOp::Add, &x, &y, &out));
-        assert_eq!(l.kernels.len(), 1);
-        let p: ElementwiseParams = bytemuck::pod_read_unaligned(&l.kernels[0].params);
+        assert_eq!(l.kernels().len(), 1);
+        let p: ElementwiseParams = bytemuck::pod_read_unaligned(&l.kernels()[0].params);
         // pad0 is always 0: the shaders' opaque zero.
         assert_eq!((p.n, p.rank, p.pad0, p.pad1), (12, 2, 0, 0));
         assert_eq!(p.dims[0][..2], [3, 4]);
         assert_eq!(p.s0[0][..2], [1, 0]);
         assert_eq!(p.s1[0][..2], [0, 1]);
-        assert_eq!(l.kernels[0].grid, Grid::Threads(12));
+        assert_eq!(l.kernels()[0].grid, Grid::Threads(12));
     }
 
     #[test]

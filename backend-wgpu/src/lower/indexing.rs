@@ -279,7 +279,7 @@ mod tests {
             operand(Out(0), DType::F16, &[3, 2]),
         );
         let l = lowered(|b| scatter_add(b, 0, &data, &idx, &upd, &out));
-        assert_eq!((l.temps.clone(), l.kernels.len()), (vec![24], 4));
+        assert_eq!((l.temps.clone(), l.kernels().len()), (vec![24], 4));
         // I32 accumulates in the output: copy the data's words, scatter.
         let (data, upd, out) = (
             operand(In(0), DType::I32, &[3, 2]),
@@ -287,12 +287,12 @@ mod tests {
             operand(Out(0), DType::I32, &[3, 2]),
         );
         let l = lowered(|b| scatter_add(b, 0, &data, &idx, &upd, &out));
-        assert_eq!((l.temps.len(), l.kernels.len()), (0, 2));
+        assert_eq!((l.temps.len(), l.kernels().len()), (0, 2));
         // F64 GatherBackward: one owner kernel binding indices, dy and the output.
         let (dy, out) = (operand(In(0), DType::F64, &[5, 2]), operand(Out(0), DType::F64, &[3, 2]));
         let l = lowered(|b| gather_backward(b, 0, &dy, &idx, &out));
-        assert_eq!(l.kernels.len(), 1);
-        assert_eq!(l.kernels[0].bindings.len(), 3);
+        assert_eq!(l.kernels().len(), 1);
+        assert_eq!(l.kernels()[0].bindings.len(), 3);
     }
 
     #[test]

@@ -157,9 +157,9 @@ mod tests {
         };
         rng_uniform(&mut b, &a, &key, &out).unwrap();
         let l = b.finish();
-        assert_eq!(l.kernels.len(), 2, "zero, then the generator");
-        let p: RandomElemParams = bytemuck::pod_read_unaligned(&l.kernels[1].params);
+        assert_eq!(l.kernels().len(), 2, "zero, then the generator");
+        let p: RandomElemParams = bytemuck::pod_read_unaligned(&l.kernels()[1].params);
         assert_eq!((p.n, p.nblocks, p.seed_lo, p.seed_hi, p.opaque_zero), (9, 3, 0, 1 << 8, 0));
-        assert_eq!(l.kernels[1].grid, Grid::Threads(3));
+        assert_eq!(l.kernels()[1].grid, Grid::Threads(3));
     }
 }

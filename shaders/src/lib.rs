@@ -148,12 +148,12 @@ pub fn module(parts: &[&str]) -> String {
     parts.join("\n")
 }
 
+pub mod backward;
 pub mod elementwise;
 pub mod indexing;
 pub mod matmul;
 pub mod movement;
 pub mod norm;
-pub mod ordering;
 pub mod params;
 pub mod random;
 pub mod reduce;

@@ -67,6 +67,11 @@ pub fn zero_kernel(buf: Buf, words: u64) -> Kernel {
     }
 }
 
+/// A grid of at least `n` workgroups for a node-position lowering ([`Lower::workgroups`]).
+pub fn workgroup_grid(ctx: &LowerCtx<'_>, n: usize) -> Result<Grid> {
+    Lower::new(ctx.caps, 0).workgroups(n)
+}
+
 /// Number of u32 words of a tensor of `numel` elements of `d`.
 pub fn words(d: DType, numel: usize) -> u64 {
     ((numel * d.size()) as u64).div_ceil(4)

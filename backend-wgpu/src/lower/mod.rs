@@ -6,6 +6,7 @@
 //! Binding order is the same everywhere: binding 0 is the kernel's uniform params struct, then the
 //! storage windows in the order the kernel lists them.
 
+mod backward;
 pub mod builder;
 mod elementwise;
 mod indexing;
@@ -13,7 +14,6 @@ mod legacy;
 mod linalg;
 mod movement;
 mod norm;
-mod ordering;
 mod random;
 mod reduce;
 
@@ -91,20 +91,22 @@ backend_api::dispatch_ops! {
         Op::Transpose { .. } | Op::Narrow(_) | Op::Concat { .. } | Op::Expand { .. } | Op::Reverse { .. } | Op::Pad(_) => {
             legacy::run(b, io, movement::lower)
         }
-        Op::Reduce(_) => legacy::run(b, io, reduce::lower),
+        Op::Reduce(a) => reduce::reduce(b, a, io.input(0)?, io.output(0)?),
+        Op::ArgMax(a) => reduce::arg_max(b, a, io.input(0)?, io.output(0)?),
+        Op::ArgMin(a) => reduce::arg_min(b, a, io.input(0)?, io.output(0)?),
+        Op::TopK(a) => reduce::top_k(b, a, io.input(0)?, io.output(0)?, io.output(1)?),
+        Op::Cumsum(a) => reduce::cumsum(b, a, io.input(0)?, io.output(0)?),
+        Op::CumsumBackward(a) => reduce::cumsum_backward(b, a, io.input(0)?, io.output(0)?),
         Op::MatMul | Op::DotGeneral(_) | Op::FusedMatMulBiasAct { .. } => legacy::run(b, io, linalg::lower),
         Op::Softmax { axis } => norm::softmax(b, *axis, io.input(0)?, io.output(0)?),
         Op::LogSoftmax { axis } => norm::log_softmax(b, *axis, io.input(0)?, io.output(0)?),
         Op::LayerNorm(a) => norm::layer_norm(b, a, io.input(0)?, io.input(1)?, io.opt_input(2), io.output(0)?),
         Op::RmsNorm(a) => norm::rms_norm(b, a, io.input(0)?, io.input(1)?, io.opt_input(2), io.output(0)?),
+        Op::SoftmaxCrossEntropy(a) => norm::softmax_cross_entropy(b, a, io.input(0)?, io.input(1)?, io.output(0)?),
         Op::Gather(_) | Op::ScatterAdd(_) | Op::GatherBackward(_) => legacy::run(b, io, indexing::lower),
-        Op::ArgMax(_)
-        | Op::ArgMin(_)
-        | Op::TopK(_)
-        | Op::Cumsum(_)
-        | Op::CumsumBackward(_)
-        | Op::SoftmaxCrossEntropy(_)
-        | Op::SoftmaxCrossEntropyBackward(_) => legacy::run(b, io, ordering::lower),
+        Op::SoftmaxCrossEntropyBackward(a) => {
+            backward::softmax_cross_entropy_backward(b, a, io.input(0)?, io.input(1)?, io.input(2)?, io.output(0)?)
+        }
         Op::RngBits(_) | Op::RngUniform(_) | Op::RngNormal(_) | Op::Sample(_) => legacy::run(b, io, random::lower),
     }
     missing => not_lowered(&io.node.op),

@@ -8,7 +8,7 @@ use backend_api::DType;
 /// SoftmaxCrossEntropyBackward body.
 pub const BACKWARD_CROSS_ENTROPY: &str = include_str!("wgsl/backward_cross_entropy.wgsl");
 
-/// The params structs of this family (see [`crate::params`]): none of its own yet; its kernels
+/// The params structs of this family (see [`mod@crate::params`]): none of its own yet; its kernels
 /// bind the norm family's [`crate::norm::NormParams`].
 pub const PARAMS: &[crate::params::Layout] = &[];
 

@@ -42,7 +42,7 @@ crate::params! {
     }
 }
 
-/// The params structs of this family (see [`crate::params`]).
+/// The params structs of this family (see [`mod@crate::params`]).
 pub const PARAMS: &[crate::params::Layout] = &[<NormParams as crate::params::Params>::LAYOUT];
 
 /// Which op a variant computes.

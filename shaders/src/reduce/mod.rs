@@ -49,7 +49,7 @@ crate::params! {
     }
 }
 
-/// The params structs of this family, its submodules' included (see [`crate::params`]).
+/// The params structs of this family, its submodules' included (see [`mod@crate::params`]).
 pub const PARAMS: &[crate::params::Layout] = &[
     <ReduceParams as crate::params::Params>::LAYOUT,
     <arg::ArgParams as crate::params::Params>::LAYOUT,

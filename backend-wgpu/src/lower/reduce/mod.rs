@@ -240,6 +240,100 @@ fn shader(what: &str, src: Option<std::result::Result<String, String>>, d: DType
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::device::DeviceCaps;
+    use crate::lower::Lowering;
+    use backend_api::op::{ArgReduceAttrs, CumsumAttrs, TopKAttrs};
+
+    fn caps() -> DeviceCaps {
+        DeviceCaps { description: "test".into(), f64: true, i64: true, limits: wgpu::Limits::default() }
+    }
+
+    fn operand(buf: Buf, d: DType, dims: &[usize]) -> Operand {
+        Operand::whole(buf, d, dims.to_vec()).unwrap()
+    }
+
+    /// Lowers with `f` on a builder for a node with `outputs` outputs.
+    fn lowering(outputs: usize, f: impl FnOnce(&mut Lower<'_>) -> Result<()>) -> Result<Lowering> {
+        let caps = caps();
+        let mut b = Lower::new(&caps, outputs);
+        f(&mut b)?;
+        Ok(b.finish())
+    }
+
+    fn sum(axes: Vec<usize>) -> ReduceAttrs {
+        ReduceAttrs { op: ReduceOp::Sum, axes, keep_dims: false }
+    }
+
+    #[test]
+    fn long_packed_rows_zero_then_reduce_in_two_passes() {
+        let x = operand(Buf::In(0), DType::F16, &[2, 150_000]);
+        let out = operand(Buf::Out(0), DType::F16, &[2]);
+        let l = lowering(1, |b| reduce(b, &sum(vec![1]), &x, &out)).unwrap();
+        assert_eq!(l.kernels.len(), 3, "zero, partials, final");
+        assert_eq!(l.kernels[0].bindings, vec![(out.window, BindKind::Write)]);
+        // 150 000 elements in chunks of 4096: 37 f32 partials per row
+        assert_eq!(l.temps, vec![2 * 37 * 4]);
+        assert_eq!(l.kernels[1].grid, Grid::Workgroups([74, 1, 1]));
+        assert_eq!(l.kernels[2].bindings[0].0.buf, Buf::Temp(0));
+        assert_eq!(l.kernels[2].params.len(), std::mem::size_of::<ReduceParams>());
+    }
+
+    #[test]
+    fn one_element_rows_alias_a_node_output_and_run_a_kernel_into_scratch() {
+        let x = operand(Buf::In(0), DType::F32, &[3, 1]);
+        let out = operand(Buf::Out(0), DType::F32, &[3]);
+        let l = lowering(1, |b| reduce(b, &sum(vec![1]), &x, &out)).unwrap();
+        assert!(l.kernels.is_empty() && l.aliases == vec![Some(x.window)]);
+        let l = lowering(1, |b| {
+            let t = b.temp(DType::F32, vec![3])?;
+            reduce(b, &sum(vec![1]), &x, &t)
+        })
+        .unwrap();
+        assert_eq!(l.kernels.len(), 1);
+        assert_eq!(l.kernels[0].grid, Grid::Threads(3));
+        let bad = operand(Buf::Out(0), DType::F32, &[4]);
+        assert!(lowering(1, |b| reduce(b, &sum(vec![1]), &x, &bad)).is_err(), "wrong output rows");
+        assert!(lowering(1, |b| reduce(b, &sum(vec![2]), &x, &out)).is_err(), "axis out of range");
+    }
+
+    #[test]
+    fn arg_and_scan_pick_their_layouts_by_row_length() {
+        let a = ArgReduceAttrs { axis: 1, keep_dims: false, index_dtype: DType::I32 };
+        for (len, grid) in [(64, Grid::Threads(5)), (65, Grid::Workgroups([5, 1, 1]))] {
+            let x = operand(Buf::In(0), DType::F32, &[5, len]);
+            let out = operand(Buf::Out(0), DType::I32, &[5]);
+            let l = lowering(1, |b| arg_max(b, &a, &x, &out)).unwrap();
+            assert_eq!((l.kernels.len(), l.kernels[0].grid), (1, grid));
+        }
+        let c = CumsumAttrs { axis: 0, exclusive: false, reverse: false };
+        let x = operand(Buf::In(0), DType::U8, &[600, 2]);
+        let out = operand(Buf::Out(0), DType::U8, &[600, 2]);
+        let l = lowering(1, |b| cumsum(b, &c, &x, &out)).unwrap();
+        // zero, block scans, block prefixes, combine; in-block scans and 3 block totals per row
+        assert_eq!(l.kernels.len(), 4);
+        assert_eq!(l.temps, vec![600 * 2 * 4, 2 * 3 * 4]);
+        let short = operand(Buf::In(0), DType::F32, &[64]);
+        let l = lowering(1, |b| cumsum_backward(b, &c, &short, &operand(Buf::Out(0), DType::F32, &[64]))).unwrap();
+        assert_eq!((l.kernels.len(), l.temps.len()), (1, 0));
+    }
+
+    #[test]
+    fn long_top_k_rows_sort_over_temps() {
+        let a = TopKAttrs { k: 5, axis: 0, largest: true, index_dtype: DType::I32 };
+        let x = operand(Buf::In(0), DType::F32, &[3000]);
+        let (v, i) = (operand(Buf::Out(0), DType::F32, &[5]), operand(Buf::Out(1), DType::I32, &[5]));
+        let l = lowering(2, |b| top_k(b, &a, &x, &v, &i)).unwrap();
+        // 4096 slots: init, local sort of 2048-blocks, one global step and one local pass, out
+        assert_eq!(l.kernels.len(), 5);
+        assert_eq!(l.temps, vec![4096 * 4, 4096 * 4]);
+        let mut small = caps();
+        small.limits.max_compute_workgroup_storage_size = 8192;
+        let mut b = Lower::new(&small, 2);
+        let e = top_k(&mut b, &a, &x, &v, &i).unwrap_err();
+        assert_eq!(e.kind(), backend_api::ErrorKind::DeviceLimit);
+        let big = TopKAttrs { k: 3001, ..a };
+        assert!(lowering(2, |b| top_k(b, &big, &x, &v, &i)).is_err(), "k beyond the axis");
+    }
 
     #[test]
     fn geometry_merges_neighbours_of_one_kind() {

@@ -1,5 +1,27 @@
 //! [`dispatch_ops!`](crate::dispatch_ops): how a backend writes, once, which ops it implements.
 
+/// Writes a backend's exhaustive dispatch over `Op` and its predicate over `OpKind` (this build
+/// has backend-api's `splat` feature, so the kinds after `splat:` exist and are listed).
+#[cfg(feature = "splat")]
+#[macro_export]
+macro_rules! dispatch_ops {
+    (
+        $(#[$fm:meta])*
+        $fvis:vis fn $name:ident($($arg:ident : $aty:ty),* $(,)?) -> $ret:ty = match ($scrut:expr) { $($arms:tt)* }
+        missing => $missing:expr,
+        [$($k:ident),* $(,)? $(; splat: $($sk:ident),* $(,)?)?]
+        $(#[$pm:meta])*
+        $pvis:vis fn $pred:ident;
+    ) => {
+        $crate::__dispatch_ops! {
+            $(#[$fm])* $fvis fn $name($($arg: $aty),*) -> $ret = match ($scrut) { $($arms)* }
+            missing => $missing, [$($k,)* $($($sk,)*)?] $(#[$pm])* $pvis fn $pred;
+        }
+    };
+}
+
+// Without backend-api's `splat` feature the splat ops do not exist, so their names are dropped:
+// a backend compiles whichever way a build unifies the feature.
 /// Writes a backend's one exhaustive dispatch over a node's [`Op`](crate::Op) together with the
 /// kinds it does not implement, and derives from that list the backend's predicate over
 /// [`OpKind`](crate::OpKind): the list of what a backend implements is written once, as match arms
@@ -36,26 +58,6 @@
 /// assert_eq!(lower(&Op::Softmax { axis: 2 }), Ok(2));
 /// assert!(lower(&Op::Fma).is_err());
 /// ```
-#[cfg(feature = "splat")]
-#[macro_export]
-macro_rules! dispatch_ops {
-    (
-        $(#[$fm:meta])*
-        $fvis:vis fn $name:ident($($arg:ident : $aty:ty),* $(,)?) -> $ret:ty = match ($scrut:expr) { $($arms:tt)* }
-        missing => $missing:expr,
-        [$($k:ident),* $(,)? $(; splat: $($sk:ident),* $(,)?)?]
-        $(#[$pm:meta])*
-        $pvis:vis fn $pred:ident;
-    ) => {
-        $crate::__dispatch_ops! {
-            $(#[$fm])* $fvis fn $name($($arg: $aty),*) -> $ret = match ($scrut) { $($arms)* }
-            missing => $missing, [$($k,)* $($($sk,)*)?] $(#[$pm])* $pvis fn $pred;
-        }
-    };
-}
-
-// Without backend-api's `splat` feature the splat ops do not exist, so their names are dropped:
-// a backend compiles whichever way a build unifies the feature.
 #[cfg(not(feature = "splat"))]
 #[macro_export]
 macro_rules! dispatch_ops {

@@ -148,13 +148,13 @@ pub fn module(parts: &[&str]) -> String {
     parts.join("\n")
 }
 
+pub mod backward;
 pub mod control;
 pub mod elementwise;
 pub mod indexing;
 pub mod matmul;
 pub mod movement;
 pub mod norm;
-pub mod ordering;
 pub mod params;
 pub mod random;
 pub mod reduce;

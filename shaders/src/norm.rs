@@ -1,5 +1,6 @@
-//! Variants of the norm kernel family (§2.7.1 Softmax, §2.7.2 LogSoftmax, §2.7.4 LayerNorm,
-//! §2.7.5 RmsNorm): one workgroup per row with workgroup tree reductions.
+//! Variants of the norm kernel family (§2.7.1 Softmax, §2.7.2 LogSoftmax, §2.7.3
+//! SoftmaxCrossEntropy, §2.7.4 LayerNorm, §2.7.5 RmsNorm): one workgroup per row with workgroup
+//! tree reductions.
 //!
 //! A variant is ([`NormKind`], dtype, has beta). `norm_common.wgsl` is filled with the float type
 //! the op computes in (f32 for F32/F16/BF16, f64 for F64) and its helpers; the kind picks the
@@ -16,6 +17,8 @@ pub const NORM_SOFTMAX: &str = include_str!("wgsl/norm_softmax.wgsl");
 pub const NORM_LAYER: &str = include_str!("wgsl/norm_layer.wgsl");
 /// RmsNorm body.
 pub const NORM_RMS: &str = include_str!("wgsl/norm_rms.wgsl");
+/// SoftmaxCrossEntropy body.
+pub const NORM_CROSS_ENTROPY: &str = include_str!("wgsl/norm_cross_entropy.wgsl");
 
 crate::params! {
     /// `NormParams` of `norm_common.wgsl` (also bound by the SoftmaxCrossEntropy kernels).
@@ -65,9 +68,8 @@ impl NormKind {
     }
 }
 
-/// The float helper slots of `norm_common.wgsl` (also used by `ordering`) for the computation type
-/// of `d`: (F, max, exp, log, is_nan,
-/// is_inf, nan, inf). `None` for a non-float dtype.
+/// The float helper slots of `norm_common.wgsl` for the computation type of `d`: (F, max, exp,
+/// log, is_nan, is_inf, nan, inf). `None` for a non-float dtype.
 pub(crate) fn float_helpers(d: DType) -> Option<[(&'static str, &'static str); 8]> {
     Some(match d {
         DType::F32 | DType::F16 | DType::BF16 => [
@@ -129,4 +131,22 @@ pub fn module(kind: NormKind, d: DType, beta: bool) -> Option<Result<String, Str
     };
     let math64 = if d == DType::F64 { MATH64 } else { "" };
     Some(body.map(|b| crate::module(&[COMMON, MATH, math64, &common, &b])))
+}
+
+/// SoftmaxCrossEntropy on float `d`: bindings 1 `x` (logits), 2 `t` (targets), 3 `out` (one loss
+/// per slice). `None` for other dtypes.
+pub fn cross_entropy_module(d: DType) -> Option<Result<String, String>> {
+    let tensors = tensor_binding("x", 1, d, Access::Read)
+        + &tensor_binding("t", 2, d, Access::Read)
+        + &tensor_binding("out", 3, d, Access::Write);
+    with_common(d, &tensors, NORM_CROSS_ENTROPY)
+}
+
+/// `body` on `norm_common.wgsl` filled for float `d` with `tensors`: a complete module (also the
+/// backward family's loss gradient). `None` for a non-float dtype.
+pub(crate) fn with_common(d: DType, tensors: &str, body: &str) -> Option<Result<String, String>> {
+    let mut slots: Vec<(&str, &str)> = float_helpers(d)?.to_vec();
+    slots.push(("TENSORS", tensors));
+    let math64 = if d == DType::F64 { MATH64 } else { "" };
+    Some(render(NORM_COMMON, &slots).map(|c| crate::module(&[COMMON, MATH, math64, &c, body])))
 }

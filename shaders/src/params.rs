@@ -89,13 +89,13 @@ pub const PARAMS: &[Layout] = &[ZeroParams::LAYOUT];
 pub fn all() -> impl Iterator<Item = &'static Layout> {
     [
         PARAMS,
+        crate::backward::PARAMS,
         crate::control::PARAMS,
         crate::elementwise::PARAMS,
         crate::indexing::PARAMS,
         crate::matmul::PARAMS,
         crate::movement::PARAMS,
         crate::norm::PARAMS,
-        crate::ordering::PARAMS,
         crate::random::PARAMS,
         crate::reduce::PARAMS,
     ]

@@ -1,7 +1,7 @@
 //! Renders every norm variant the lowering can produce and validates it with naga.
 
 use backend_api::DType;
-use shaders::norm::{module, NormKind};
+use shaders::norm::{cross_entropy_module, module, NormKind};
 
 mod common;
 use common::validate;
@@ -25,4 +25,19 @@ fn every_norm_variant_is_valid() {
     }
     // 4 float dtypes: Softmax, LogSoftmax without beta; LayerNorm, RmsNorm with and without.
     assert_eq!(count, 4 * 6);
+}
+
+#[test]
+fn every_cross_entropy_variant_is_valid() {
+    let mut count = 0;
+    for &d in &DType::ALL {
+        let src = cross_entropy_module(d);
+        assert_eq!(src.is_some(), d.is_float(), "SoftmaxCrossEntropy {d:?}");
+        if let Some(src) = src {
+            let name = format!("SoftmaxCrossEntropy {d:?}");
+            validate(&name, &src.unwrap_or_else(|e| panic!("{name}: {e}")));
+            count += 1;
+        }
+    }
+    assert_eq!(count, 4);
 }

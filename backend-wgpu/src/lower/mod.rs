@@ -6,6 +6,7 @@
 //! Binding order is the same everywhere: binding 0 is the kernel's uniform params struct, then the
 //! storage windows in the order the kernel lists them.
 
+mod backward;
 pub mod builder;
 pub mod control;
 mod elementwise;
@@ -14,7 +15,6 @@ mod legacy;
 mod linalg;
 mod movement;
 mod norm;
-mod ordering;
 mod random;
 mod reduce;
 
@@ -103,22 +103,24 @@ backend_api::dispatch_ops! {
         Op::Expand { .. } => movement::expand(b, io.input(0)?, io.output(0)?),
         Op::Reverse { axes } => movement::reverse(b, axes, io.input(0)?, io.output(0)?),
         Op::Pad(a) => movement::pad(b, a, io.input(0)?, io.output(0)?),
-        Op::Reduce(_) => legacy::run(b, io, reduce::lower),
+        Op::Reduce(a) => reduce::reduce(b, a, io.input(0)?, io.output(0)?),
+        Op::ArgMax(a) => reduce::arg_max(b, a, io.input(0)?, io.output(0)?),
+        Op::ArgMin(a) => reduce::arg_min(b, a, io.input(0)?, io.output(0)?),
+        Op::TopK(a) => reduce::top_k(b, a, io.input(0)?, io.output(0)?, io.output(1)?),
+        Op::Cumsum(a) => reduce::cumsum(b, a, io.input(0)?, io.output(0)?),
+        Op::CumsumBackward(a) => reduce::cumsum_backward(b, a, io.input(0)?, io.output(0)?),
         Op::MatMul | Op::DotGeneral(_) | Op::FusedMatMulBiasAct { .. } => legacy::run(b, io, linalg::lower),
         Op::Softmax { axis } => norm::softmax(b, *axis, io.input(0)?, io.output(0)?),
         Op::LogSoftmax { axis } => norm::log_softmax(b, *axis, io.input(0)?, io.output(0)?),
         Op::LayerNorm(a) => norm::layer_norm(b, a, io.input(0)?, io.input(1)?, io.opt_input(2), io.output(0)?),
         Op::RmsNorm(a) => norm::rms_norm(b, a, io.input(0)?, io.input(1)?, io.opt_input(2), io.output(0)?),
+        Op::SoftmaxCrossEntropy(a) => norm::softmax_cross_entropy(b, a, io.input(0)?, io.input(1)?, io.output(0)?),
         Op::Gather(a) => indexing::gather(b, a.axis, io.input(0)?, io.input(1)?, io.output(0)?),
         Op::ScatterAdd(a) => indexing::scatter_add(b, a.axis, io.input(0)?, io.input(1)?, io.input(2)?, io.output(0)?),
         Op::GatherBackward(a) => indexing::gather_backward(b, a.axis, io.input(0)?, io.input(1)?, io.output(0)?),
-        Op::ArgMax(_)
-        | Op::ArgMin(_)
-        | Op::TopK(_)
-        | Op::Cumsum(_)
-        | Op::CumsumBackward(_)
-        | Op::SoftmaxCrossEntropy(_)
-        | Op::SoftmaxCrossEntropyBackward(_) => legacy::run(b, io, ordering::lower),
+        Op::SoftmaxCrossEntropyBackward(a) => {
+            backward::softmax_cross_entropy_backward(b, a, io.input(0)?, io.input(1)?, io.input(2)?, io.output(0)?)
+        }
         Op::RngBits(a) => random::rng_bits(b, a, io.input(0)?, io.output(0)?),
         Op::RngUniform(a) => random::rng_uniform(b, a, io.input(0)?, io.output(0)?),
         Op::RngNormal(a) => random::rng_normal(b, a, io.input(0)?, io.output(0)?),

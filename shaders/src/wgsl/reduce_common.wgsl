@@ -4,7 +4,7 @@
 // output row per kept position) and "reduced" axes (the row's elements), each with its strides
 // in the input. Reduced axes need not be trailing or contiguous.
 
-struct Params {
+struct ReduceParams {
     // output rows of this pass
     rows: u32,
     // reduced elements per row in this pass
@@ -25,7 +25,7 @@ struct Params {
     rstr: array<vec4<u32>, 2>,
 }
 
-@group(0) @binding(0) var<uniform> p: Params;
+@group(0) @binding(0) var<uniform> p: ReduceParams;
 {{TENSORS}}
 
 // The accumulator type (the register type of the input dtype: f32 for F16/BF16, i32 for I8, ...):

@@ -4,7 +4,7 @@
 // `pow2` slots (padding sorts last). The first k pairs are the answer; values are re-read from x
 // so they keep their exact bits.
 
-struct Params {
+struct TopkParams {
     rows: u32,
     len: u32,
     inner: u32,
@@ -15,7 +15,7 @@ struct Params {
     pad1: u32,
 }
 
-@group(0) @binding(0) var<uniform> p: Params;
+@group(0) @binding(0) var<uniform> p: TopkParams;
 {{TENSORS}}
 
 alias R = {{R}};

@@ -1,5 +1,5 @@
-// SoftmaxCrossEntropyBackward (§2.16.3): one workgroup per slice:
-// d_logits = (e^(x - m) / Σ e^(x - m) - t) · d_loss; NaN throughout when m is NaN or ±inf.
+// SoftmaxCrossEntropyBackward (§2.16.3) on the norm family's norm_common.wgsl: one workgroup per
+// slice: d_logits = (e^(x - m) / Σ e^(x - m) - t) · d_loss; NaN throughout when m is NaN or ±inf.
 
 @compute @workgroup_size(256)
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,

@@ -2,14 +2,14 @@
 // candidate order: a NaN beats everything (first NaN wins), then the extreme, ties going to the
 // smaller index. Index NONE marks "no candidate yet".
 
-struct Params {
+struct ArgParams {
     rows: u32,
     len: u32,
     inner: u32,
     pad0: u32,
 }
 
-@group(0) @binding(0) var<uniform> p: Params;
+@group(0) @binding(0) var<uniform> p: ArgParams;
 {{TENSORS}}
 
 alias R = {{R}};

@@ -1,10 +1,10 @@
 // TopK of long rows (§2.5.4), shared part: a bitonic sort of (key, index) pairs held in temps,
-// row r at [r·pow2, (r+1)·pow2). Keys are the order-preserving keys of ordering_topk.wgsl
+// row r at [r·pow2, (r+1)·pow2). Keys are the order-preserving keys of reduce_topk.wgsl
 // (complemented for `largest`); padding slots hold (KMAX, NONE) and sort last. Stages of width
 // kk up to SORT_N, and the last log2(SORT_N) steps of wider stages, run in workgroup memory;
 // the steps with a distance j >= SORT_N run as one global compare-exchange dispatch each.
 
-struct Params {
+struct TopkBigParams {
     rows: u32,
     len: u32,
     inner: u32,
@@ -19,7 +19,7 @@ struct Params {
     pad2: u32,
 }
 
-@group(0) @binding(0) var<uniform> p: Params;
+@group(0) @binding(0) var<uniform> p: TopkBigParams;
 
 alias R = {{R}};
 alias K = {{K}};

@@ -1,10 +1,11 @@
-// Cumsum family, shared part (§2.5.5–2.5.6). A row is `len` elements at stride `inner`; the scan
-// runs over logical positions q (physical position len-1-q when `reverse`). An exclusive scan is
-// the inclusive scan of the input shifted by one (never `inclusive - x`, which breaks on inf).
-// Sums use the accumulator type A (f32 for F32/F16/BF16, i32 for I32/I8, u32 for U32/U8; wrapping
-// for integers) and are trees: a workgroup scan per block of WG elements, then the block totals.
+// Cumsum scans of the reduce family, shared part (§2.5.5–2.5.6). A row is `len` elements at
+// stride `inner`; the scan runs over logical positions q (physical position len-1-q when
+// `reverse`). An exclusive scan is the inclusive scan of the input shifted by one (never
+// `inclusive - x`, which breaks on inf). Sums use the accumulator type A (f32 for F32/F16/BF16,
+// i32 for I32/I8, u32 for U32/U8; wrapping for integers) and are trees: a workgroup scan per block
+// of WG elements, then the block totals.
 
-struct Params {
+struct ScanParams {
     rows: u32,
     len: u32,
     inner: u32,
@@ -15,7 +16,7 @@ struct Params {
     pad1: u32,
 }
 
-@group(0) @binding(0) var<uniform> p: Params;
+@group(0) @binding(0) var<uniform> p: ScanParams;
 
 alias A = {{A}};
 

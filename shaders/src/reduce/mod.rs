@@ -1,6 +1,9 @@
-//! Variants of the reduce kernel family (§2.5.1): Sum, Mean, Max, Min, Prod over any set of axes.
+//! Variants of the reduce kernel family (§2.5): Reduce (§2.5.1: Sum, Mean, Max, Min, Prod over
+//! any set of axes) here; ArgMax/ArgMin (§2.5.2–2.5.3) in [`arg`], TopK (§2.5.4) in [`topk`],
+//! Cumsum/CumsumBackward (§2.5.5–2.5.6) in [`scan`]. The last three work on rows along one axis:
+//! row `w = o·inner + j` is the `len` elements at stride `inner` from `o·len·inner + j`.
 //!
-//! A variant is (op, dtype, [`Stage`], [`Layout`]). The op fills `reduce_common.wgsl`'s slots
+//! A Reduce variant is (op, dtype, [`Stage`], [`Layout`]). The op fills `reduce_common.wgsl`'s slots
 //! (accumulator type, identity, combine, finish); the layout picks the kernel body
 //! (`reduce_rows.wgsl`: a workgroup per row chunk with a tree reduction; `reduce_threads.wgsl`: an
 //! invocation per short row). Long rows are split into chunks whose partials (in the accumulator
@@ -10,15 +13,57 @@ use crate::{reg_type, render, tensor_binding, Access, COMMON, MATH, MATH64};
 use backend_api::op::ReduceOp;
 use backend_api::DType;
 
-/// The params structs of this family (see [`mod@crate::params`]).
-pub const PARAMS: &[crate::params::Layout] = &[];
+pub mod arg;
+pub mod scan;
+pub mod topk;
+
+crate::params! {
+    /// `ReduceParams` of `reduce_common.wgsl`. The lowering merges adjacent axes of one kind, so
+    /// the input is seen as kept axes (one output row per kept position) and reduced axes, each
+    /// with its input strides.
+    pub struct ReduceParams {
+        /// Output rows of this pass.
+        pub rows: u32,
+        /// Reduced elements per row in this pass.
+        pub red: u32,
+        /// Workgroups per row (rows layout); 1 when one workgroup covers a whole row.
+        pub chunks: u32,
+        /// Reduced elements per workgroup (rows layout).
+        pub chunk_len: u32,
+        /// The original reduced count, for Mean.
+        pub count: u32,
+        /// Number of kept axes after merging.
+        pub nk: u32,
+        /// Number of reduced axes after merging.
+        pub nr: u32,
+        /// Padding.
+        pub pad0: u32,
+        /// Kept dims.
+        pub kdims: [[u32; 4]; 2],
+        /// Input strides of the kept dims.
+        pub kstr: [[u32; 4]; 2],
+        /// Reduced dims.
+        pub rdims: [[u32; 4]; 2],
+        /// Input strides of the reduced dims.
+        pub rstr: [[u32; 4]; 2],
+    }
+}
+
+/// The params structs of this family, its submodules' included (see [`mod@crate::params`]).
+pub const PARAMS: &[crate::params::Layout] = &[
+    <ReduceParams as crate::params::Params>::LAYOUT,
+    <arg::ArgParams as crate::params::Params>::LAYOUT,
+    <scan::ScanParams as crate::params::Params>::LAYOUT,
+    <topk::TopkParams as crate::params::Params>::LAYOUT,
+    <topk::TopkBigParams as crate::params::Params>::LAYOUT,
+];
 
 /// Params, op slots and index decoding shared by both layouts.
-pub const REDUCE_COMMON: &str = include_str!("wgsl/reduce_common.wgsl");
+pub const REDUCE_COMMON: &str = include_str!("../wgsl/reduce_common.wgsl");
 /// One workgroup per (row, chunk), tree reduction in workgroup memory.
-pub const REDUCE_ROWS: &str = include_str!("wgsl/reduce_rows.wgsl");
+pub const REDUCE_ROWS: &str = include_str!("../wgsl/reduce_rows.wgsl");
 /// One invocation per output row (short or empty rows).
-pub const REDUCE_THREADS: &str = include_str!("wgsl/reduce_threads.wgsl");
+pub const REDUCE_THREADS: &str = include_str!("../wgsl/reduce_threads.wgsl");
 
 /// Which kernel body a variant uses.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -117,6 +162,23 @@ pub fn module(op: ReduceOp, d: DType, stage: Stage, layout: Layout) -> Option<Re
         Layout::Rows => REDUCE_ROWS,
         Layout::Threads => REDUCE_THREADS,
     };
-    let math64 = if d == DType::F64 { MATH64 } else { "" };
-    Some(common.map(|c| crate::module(&[COMMON, MATH, math64, &c, body])))
+    Some(common.map(|c| crate::module(&[COMMON, MATH, math64(d), &c, body])))
+}
+
+/// The index output dtypes (§1.6) as the WGSL conversion of a u32 index.
+fn index_conv(index: DType) -> Option<&'static str> {
+    match index {
+        DType::I32 => Some("i32"),
+        DType::I64 => Some("i64"),
+        _ => None,
+    }
+}
+
+/// Modules needed by values of `d`: f64 helpers for F64.
+fn math64(d: DType) -> &'static str {
+    if d == DType::F64 {
+        MATH64
+    } else {
+        ""
+    }
 }

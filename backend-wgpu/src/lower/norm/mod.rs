@@ -1,5 +1,6 @@
 //! Softmax, LogSoftmax (§2.7.1–2.7.2) along any axis and LayerNorm, RmsNorm (§2.7.4–2.7.5) over
 //! the axes from `axis` to the end, with `shaders::norm`: one workgroup per row.
+//! SoftmaxCrossEntropy (§2.7.3) is in `loss.rs`, on the same rows.
 //!
 //! A row is `len` elements at stride `inner` starting at `(o·len·inner + j)` for row `o·inner + j`:
 //! Softmax along axis `a` has `len = dims[a]`, `inner = Π dims[a+1..]` (no transpose needed); the
@@ -7,6 +8,11 @@
 //!
 //! The builders take operands, so another lowering can run a softmax on its own scratch tensor
 //! (see the composite-op test in `lower/tests.rs`).
+
+mod loss;
+
+pub use loss::softmax_cross_entropy;
+pub(super) use loss::{loss_rows, slices};
 
 use super::builder::{u32_of, Kernel, Lower, Operand};
 use crate::pipelines::BindKind;

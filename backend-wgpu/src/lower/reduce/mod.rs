@@ -268,13 +268,13 @@ mod tests {
         let x = operand(Buf::In(0), DType::F16, &[2, 150_000]);
         let out = operand(Buf::Out(0), DType::F16, &[2]);
         let l = lowering(1, |b| reduce(b, &sum(vec![1]), &x, &out)).unwrap();
-        assert_eq!(l.kernels.len(), 3, "zero, partials, final");
-        assert_eq!(l.kernels[0].bindings, vec![(out.window, BindKind::Write)]);
+        assert_eq!(l.kernels().len(), 3, "zero, partials, final");
+        assert_eq!(l.kernels()[0].bindings, vec![(out.window, BindKind::Write)]);
         // 150 000 elements in chunks of 4096: 37 f32 partials per row
         assert_eq!(l.temps, vec![2 * 37 * 4]);
-        assert_eq!(l.kernels[1].grid, Grid::Workgroups([74, 1, 1]));
-        assert_eq!(l.kernels[2].bindings[0].0.buf, Buf::Temp(0));
-        assert_eq!(l.kernels[2].params.len(), std::mem::size_of::<ReduceParams>());
+        assert_eq!(l.kernels()[1].grid, Grid::Workgroups([74, 1, 1]));
+        assert_eq!(l.kernels()[2].bindings[0].0.buf, Buf::Temp(0));
+        assert_eq!(l.kernels()[2].params.len(), std::mem::size_of::<ReduceParams>());
     }
 
     #[test]
@@ -282,14 +282,14 @@ mod tests {
         let x = operand(Buf::In(0), DType::F32, &[3, 1]);
         let out = operand(Buf::Out(0), DType::F32, &[3]);
         let l = lowering(1, |b| reduce(b, &sum(vec![1]), &x, &out)).unwrap();
-        assert!(l.kernels.is_empty() && l.aliases == vec![Some(x.window)]);
+        assert!(l.kernels().is_empty() && l.aliases == vec![Some(x.window)]);
         let l = lowering(1, |b| {
             let t = b.temp(DType::F32, vec![3])?;
             reduce(b, &sum(vec![1]), &x, &t)
         })
         .unwrap();
-        assert_eq!(l.kernels.len(), 1);
-        assert_eq!(l.kernels[0].grid, Grid::Threads(3));
+        assert_eq!(l.kernels().len(), 1);
+        assert_eq!(l.kernels()[0].grid, Grid::Threads(3));
         let bad = operand(Buf::Out(0), DType::F32, &[4]);
         assert!(lowering(1, |b| reduce(b, &sum(vec![1]), &x, &bad)).is_err(), "wrong output rows");
         assert!(lowering(1, |b| reduce(b, &sum(vec![2]), &x, &out)).is_err(), "axis out of range");
@@ -302,18 +302,18 @@ mod tests {
             let x = operand(Buf::In(0), DType::F32, &[5, len]);
             let out = operand(Buf::Out(0), DType::I32, &[5]);
             let l = lowering(1, |b| arg_max(b, &a, &x, &out)).unwrap();
-            assert_eq!((l.kernels.len(), l.kernels[0].grid), (1, grid));
+            assert_eq!((l.kernels().len(), l.kernels()[0].grid), (1, grid));
         }
         let c = CumsumAttrs { axis: 0, exclusive: false, reverse: false };
         let x = operand(Buf::In(0), DType::U8, &[600, 2]);
         let out = operand(Buf::Out(0), DType::U8, &[600, 2]);
         let l = lowering(1, |b| cumsum(b, &c, &x, &out)).unwrap();
         // zero, block scans, block prefixes, combine; in-block scans and 3 block totals per row
-        assert_eq!(l.kernels.len(), 4);
+        assert_eq!(l.kernels().len(), 4);
         assert_eq!(l.temps, vec![600 * 2 * 4, 2 * 3 * 4]);
         let short = operand(Buf::In(0), DType::F32, &[64]);
         let l = lowering(1, |b| cumsum_backward(b, &c, &short, &operand(Buf::Out(0), DType::F32, &[64]))).unwrap();
-        assert_eq!((l.kernels.len(), l.temps.len()), (1, 0));
+        assert_eq!((l.kernels().len(), l.temps.len()), (1, 0));
     }
 
     #[test]
@@ -323,7 +323,7 @@ mod tests {
         let (v, i) = (operand(Buf::Out(0), DType::F32, &[5]), operand(Buf::Out(1), DType::I32, &[5]));
         let l = lowering(2, |b| top_k(b, &a, &x, &v, &i)).unwrap();
         // 4096 slots: init, local sort of 2048-blocks, one global step and one local pass, out
-        assert_eq!(l.kernels.len(), 5);
+        assert_eq!(l.kernels().len(), 5);
         assert_eq!(l.temps, vec![4096 * 4, 4096 * 4]);
         let mut small = caps();
         small.limits.max_compute_workgroup_storage_size = 8192;

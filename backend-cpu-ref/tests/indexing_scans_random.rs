@@ -1,4 +1,4 @@
-//! Indexing, ordering, scans, cross-entropy and random ops through the public `Backend` API:
+//! Indexing, arg-reductions, TopK, scans, cross-entropy and random ops through the public `Backend` API:
 //! build a graph, compile it on cpu-ref, run it.
 
 use backend_api::op::SampleAttrs;

@@ -150,7 +150,7 @@ pub fn module(parts: &[&str]) -> String {
 
 pub mod elementwise;
 pub mod indexing;
-pub mod matmul;
+pub mod linalg;
 pub mod movement;
 pub mod norm;
 pub mod ordering;

@@ -91,7 +91,7 @@ pub fn all() -> impl Iterator<Item = &'static Layout> {
         PARAMS,
         crate::elementwise::PARAMS,
         crate::indexing::PARAMS,
-        crate::matmul::PARAMS,
+        crate::linalg::PARAMS,
         crate::movement::PARAMS,
         crate::norm::PARAMS,
         crate::ordering::PARAMS,

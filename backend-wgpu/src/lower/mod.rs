@@ -16,6 +16,8 @@ mod norm;
 mod ordering;
 mod random;
 mod reduce;
+#[cfg(test)]
+mod tests;
 
 pub use builder::{Buf, Kernel, Lower, Lowering, Operand, Window};
 
@@ -92,7 +94,11 @@ backend_api::dispatch_ops! {
             legacy::run(b, io, movement::lower)
         }
         Op::Reduce(_) => legacy::run(b, io, reduce::lower),
-        Op::MatMul | Op::DotGeneral(_) | Op::FusedMatMulBiasAct { .. } => legacy::run(b, io, linalg::lower),
+        Op::MatMul => linalg::matmul(b, io.input(0)?, io.input(1)?, io.output(0)?),
+        Op::FusedMatMulBiasAct { activation } => {
+            linalg::fused_matmul_bias_act(b, *activation, io.input(0)?, io.input(1)?, io.input(2)?, io.output(0)?)
+        }
+        Op::DotGeneral(a) => linalg::dot_general(b, a, io.input(0)?, io.input(1)?, io.output(0)?),
         Op::Softmax { axis } => norm::softmax(b, *axis, io.input(0)?, io.output(0)?),
         Op::LogSoftmax { axis } => norm::log_softmax(b, *axis, io.input(0)?, io.output(0)?),
         Op::LayerNorm(a) => norm::layer_norm(b, a, io.input(0)?, io.input(1)?, io.opt_input(2), io.output(0)?),

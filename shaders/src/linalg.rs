@@ -90,7 +90,7 @@ crate::params! {
     }
 }
 
-/// The params structs of this family (see [`crate::params`]).
+/// The params structs of this family (see [`mod@crate::params`]).
 pub const PARAMS: &[crate::params::Layout] = &[GemmParams::LAYOUT, DotPermuteParams::LAYOUT];
 
 /// Params, batch addressing and epilogue shared by the kernels below.

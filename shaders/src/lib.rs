@@ -152,7 +152,7 @@ pub mod backward;
 pub mod control;
 pub mod elementwise;
 pub mod indexing;
-pub mod matmul;
+pub mod linalg;
 pub mod movement;
 pub mod norm;
 pub mod params;

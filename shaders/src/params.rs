@@ -93,7 +93,7 @@ pub fn all() -> impl Iterator<Item = &'static Layout> {
         crate::control::PARAMS,
         crate::elementwise::PARAMS,
         crate::indexing::PARAMS,
-        crate::matmul::PARAMS,
+        crate::linalg::PARAMS,
         crate::movement::PARAMS,
         crate::norm::PARAMS,
         crate::random::PARAMS,

@@ -1,16 +1,24 @@
-//! MatMul, FusedMatMulBiasAct and DotGeneral: one tiled GEMM kernel (`shaders::matmul`) that
-//! reads each operand through strides, so that broadcast batch dims, transposed layouts and
+//! MatMul, FusedMatMulBiasAct and DotGeneral (§2.6): one tiled GEMM kernel (`shaders::linalg`)
+//! that reads each operand through strides, so that broadcast batch dims, transposed layouts and
 //! DotGeneral axis orders need no copy whenever the operand's row axes and column axes each
 //! merge into one strided axis. Only DotGeneral operands whose axes do not merge (e.g. contracting
-//! axes listed out of memory order) are first reordered into a scratch buffer by a strided copy.
+//! axes listed out of memory order) are first reordered into a scratch operand by a strided copy.
+//!
+//! The builders ([`matmul`], [`fused_matmul_bias_act`], [`dot_general`]) read and write any
+//! [`Operand`] — node values, scratch tensors or windows of them — so another lowering can chain a
+//! GEMM with other families' builders (see the composite-op test in `lower/tests.rs`).
 
-use super::legacy::{words, zero_kernel, Buf, Kernel, LowerCtx, Lowered};
-use super::{collapse, push_u32_array, Grid};
+use super::builder::{u32_of, vec4s, Kernel, Lower, Operand, Window};
+use super::{collapse, Grid};
+use crate::device::DeviceCaps;
 use crate::pipelines::BindKind;
-use backend_api::op::{DotGeneralAttrs, Op};
+use backend_api::op::{DotGeneralAttrs, Op, UnaryOp};
 use backend_api::shape::{broadcast_strides, strides};
-use backend_api::{bail, DType, Error, ErrorKind, Result};
-use shaders::matmul::{acc_dtype, module, permute_module, splitk_module, Epilogue, Tile, Variant};
+use backend_api::{bail, ensure, DType, Error, ErrorKind, Result, Shape, TensorType};
+use shaders::linalg::{
+    acc_dtype, module, permute_module, splitk_module, DotPermuteParams, Epilogue, GemmParams, Tile, Variant,
+};
+use shaders::params::Params;
 
 /// Batched GEMMs with at least this many 128 x 128 tiles use the large tile (enough workgroups
 /// to fill a big GPU several times over); smaller ones use 64 x 64 tiles for parallelism.
@@ -30,21 +38,76 @@ const TILED_MIN_CHUNK: usize = 512;
 /// At most this many K splits.
 const MAX_SPLITS: usize = 64;
 
-/// Lowers one node of this family.
-pub fn lower(ctx: &LowerCtx<'_>) -> Result<Lowered> {
-    match &ctx.node.op {
-        Op::MatMul => lower_matmul(ctx, Epilogue::Store),
-        Op::FusedMatMulBiasAct { activation } => lower_matmul(ctx, Epilogue::BiasAct(*activation)),
-        Op::DotGeneral(at) => lower_dot_general(ctx, at),
-        other => bail!(Unsupported, "{} is not a linear-algebra op", backend_api::spec::op_label(other)),
+/// MatMul of `x` `[..., M, K]` and `w` `[..., K, N]` (batch dims broadcast) into `out`
+/// `[batch..., M, N]`.
+pub fn matmul(b: &mut Lower<'_>, x: &Operand, w: &Operand, out: &Operand) -> Result<()> {
+    check_types(&Op::MatMul, &[x, w], out)?;
+    let g = matmul_gemm(x, w, None, out)?;
+    gemm(b, &g, Epilogue::Store, out)
+}
+
+/// FusedMatMulBiasAct: `activation(x · w + bias)` into `out`, `bias` broadcast to the output.
+pub fn fused_matmul_bias_act(
+    b: &mut Lower<'_>,
+    activation: Option<UnaryOp>,
+    x: &Operand,
+    w: &Operand,
+    bias: &Operand,
+    out: &Operand,
+) -> Result<()> {
+    check_types(&Op::FusedMatMulBiasAct { activation }, &[x, w, bias], out)?;
+    let g = matmul_gemm(x, w, Some(bias), out)?;
+    gemm(b, &g, Epilogue::BiasAct(activation), out)
+}
+
+/// DotGeneral of `x` and `y` with the axes of `at` into `out` `[batch, lhs free, rhs free]`.
+pub fn dot_general(b: &mut Lower<'_>, at: &DotGeneralAttrs, x: &Operand, y: &Operand, out: &Operand) -> Result<()> {
+    check_types(&Op::DotGeneral(at.clone()), &[x, y], out)?;
+    if out.numel() == 0 {
+        return Ok(());
     }
+    let plan = plan_dot_general(&x.dims, &y.dims, at)?;
+    let lhs = dot_operand(b, x, &plan.lhs, &plan)?;
+    let rhs = dot_operand(b, y, &plan.rhs, &plan)?;
+    let g = Gemm {
+        dtype: out.dtype,
+        batch_dims: plan.batch_dims,
+        m: plan.m,
+        n: plan.n,
+        k: plan.k,
+        a: lhs,
+        b: rhs,
+        bias: None,
+    };
+    gemm(b, &g, Epilogue::Store, out)
+}
+
+/// Checks that `op` on `ins` is well typed and makes exactly `out`'s type, and that every operand
+/// is addressable with the kernels' 32-bit element indices. The builders may be called on any
+/// operands, not only a validated node's, and everything below indexes dims by these checks.
+fn check_types(op: &Op, ins: &[&Operand], out: &Operand) -> Result<()> {
+    let ty = |o: &Operand| TensorType { dtype: o.dtype, shape: Shape::of(&o.dims) };
+    let types: Vec<TensorType> = ins.iter().map(|o| ty(o)).collect();
+    let label = backend_api::spec::op_label(op);
+    let want = backend_api::infer::infer(op, &types).map_err(|e| e.context(format!("{label} operands")))?;
+    ensure!(
+        want.len() == 1 && want.first() == Some(&ty(out)),
+        Shape,
+        "{label} of {types:?} makes {want:?}, not the {} {:?} operand it was given",
+        out.dtype,
+        out.dims
+    );
+    for (k, o) in ins.iter().enumerate() {
+        fits_u32(o.numel(), &format!("elements of {label} operand {k}"))?;
+    }
+    fits_u32(out.numel(), "output elements")
 }
 
 /// How the GEMM kernel reads one operand: element (β, r, c) is at
-/// `Σ β_d · batch[d] + r · rs + c · cs` of `buf`.
+/// `Σ β_d · batch[d] + r · rs + c · cs` of `window`.
 #[derive(Clone, Debug, PartialEq, Eq)]
-struct Operand {
-    buf: Buf,
+struct Strided {
+    window: Window,
     batch: Vec<usize>,
     rs: usize,
     cs: usize,
@@ -57,100 +120,106 @@ struct Gemm {
     m: usize,
     n: usize,
     k: usize,
-    a: Operand,
-    b: Operand,
-    bias: Option<Operand>,
+    a: Strided,
+    b: Strided,
+    bias: Option<Strided>,
 }
 
-fn lower_matmul(ctx: &LowerCtx<'_>, epi: Epilogue) -> Result<Lowered> {
-    let (d, out_dims) = &ctx.outputs[0];
-    let (ad, bd) = (&ctx.inputs[0].1, &ctx.inputs[1].1);
-    if ad.len() < 2 || bd.len() < 2 || out_dims.len() < 2 {
-        bail!(Shape, "MatMul operands must have rank >= 2, got {ad:?} and {bd:?}");
-    }
-    let r = out_dims.len();
-    let (m, k, n) = (ad[ad.len() - 2], ad[ad.len() - 1], bd[bd.len() - 1]);
-    let batch_dims = out_dims[..r - 2].to_vec();
-    let mat_strides = |dims: &[usize], size: usize| -> Vec<usize> {
-        broadcast_strides(&dims[..dims.len() - 2], &batch_dims).iter().map(|s| s * size).collect()
+/// The GEMM of a (type-checked) MatMul or FusedMatMulBiasAct: batch dims broadcast by zero strides.
+fn matmul_gemm(x: &Operand, w: &Operand, bias: Option<&Operand>, out: &Operand) -> Result<Gemm> {
+    let (Some((xb, &[m, k])), Some((wb, &[_, n])), Some((ob, _))) =
+        (x.dims.split_last_chunk::<2>(), w.dims.split_last_chunk::<2>(), out.dims.split_last_chunk::<2>())
+    else {
+        bail!(Shape, "MatMul operands must have rank >= 2, got {:?} and {:?}", x.dims, w.dims);
     };
-    let a = Operand { buf: Buf::In(0), batch: mat_strides(ad, m * k), rs: k, cs: 1 };
-    let b = Operand { buf: Buf::In(1), batch: mat_strides(bd, k * n), rs: n, cs: 1 };
-    let bias = match epi {
-        Epilogue::Store => None,
-        Epilogue::BiasAct(_) => {
-            let s = broadcast_strides(&ctx.inputs[2].1, out_dims);
-            Some(Operand { buf: Buf::In(2), batch: s[..r - 2].to_vec(), rs: s[r - 2], cs: s[r - 1] })
+    let batch_strides =
+        |dims: &[usize], size: usize| -> Vec<usize> { broadcast_strides(dims, ob).iter().map(|s| s * size).collect() };
+    let a = Strided { window: x.window, batch: batch_strides(xb, m * k), rs: k, cs: 1 };
+    let bm = Strided { window: w.window, batch: batch_strides(wb, k * n), rs: n, cs: 1 };
+    let bias = match bias {
+        None => None,
+        Some(bias) => {
+            let s = broadcast_strides(&bias.dims, &out.dims);
+            let Some((sb, &[rs, cs])) = s.split_last_chunk::<2>() else {
+                bail!(Shape, "the bias strides {s:?} have no matrix axes");
+            };
+            Some(Strided { window: bias.window, batch: sb.to_vec(), rs, cs })
         }
     };
-    let gemm = Gemm { dtype: *d, batch_dims, m, n, k, a, b, bias };
-    let mut temps = vec![];
-    let kernels = gemm_kernels(ctx, &gemm, epi, &mut temps)?;
-    Ok(Lowered::Kernels { temps, kernels })
+    Ok(Gemm { dtype: out.dtype, batch_dims: ob.to_vec(), m, n, k, a, b: bm, bias })
 }
 
-/// The kernels of one GEMM writing output 0 (scratch buffers appended to `temps`): a zeroing
-/// pass for packed dtypes, the product kernel (split into several dispatches when a grid axis
-/// exceeds the device's limit) and, when K is split, the reduction of the partial sums.
-fn gemm_kernels(ctx: &LowerCtx<'_>, g: &Gemm, epi: Epilogue, temps: &mut Vec<u64>) -> Result<Vec<Kernel>> {
+/// The kernels of one GEMM writing `out` (contiguous `[batch, M, N]`): a zeroing pass for packed
+/// dtypes, the product kernel (split into several dispatches when a grid axis exceeds the
+/// device's limit) and, when K is split, the reduction of the partial sums (kept in scratch).
+fn gemm(b: &mut Lower<'_>, g: &Gemm, epi: Epilogue, out: &Operand) -> Result<()> {
     let batch: usize = g.batch_dims.iter().product();
-    let out_numel = batch * g.m * g.n;
+    let out_numel = out.numel();
     if out_numel == 0 {
-        return Ok(vec![]);
+        return Ok(());
     }
     fits_u32(out_numel, "output elements")?;
-    for (name, numel) in ctx.inputs.iter().map(|(_, s)| s.iter().product::<usize>()).enumerate() {
-        fits_u32(numel, &format!("elements of input {name}"))?;
-    }
-    let variant = choose_variant(ctx, g, batch)?;
+    let variant = choose_variant(b.caps(), g, batch)?;
     let (bm, bn) = variant.block(g.dtype);
     let blocks = [g.n.div_ceil(bn as usize), g.m.div_ceil(bm as usize)];
     let (nsplit, kc) = choose_split(variant, g.k, blocks[0] * blocks[1] * batch, out_numel);
-    let acc = acc_dtype(g.dtype);
     // Split-K: the product kernel writes partial sums to scratch and the reduction finishes.
     let (product_out, product_dtype, product_epi) = if nsplit > 1 {
-        temps.push((nsplit * out_numel * acc.size()) as u64);
-        (Buf::Temp(temps.len() - 1), acc, Epilogue::Store)
+        let acc = acc_dtype(g.dtype);
+        (b.temp(acc, vec![nsplit, out_numel])?.window, acc, Epilogue::Store)
     } else {
-        (Buf::Out(0), g.dtype, epi)
+        (out.window, g.dtype, epi)
     };
     let source = render(module(g.dtype, product_dtype, variant, product_epi), g.dtype, epi)?;
     // With K = 0 the operands are empty and never read; bind the output in their place, since an
     // empty range is bound as 4 bytes, less than one element of an 8-byte dtype.
-    let operand_buf = |o: &Operand| if g.k == 0 { Buf::Out(0) } else { o.buf };
-    let mut bindings = vec![(operand_buf(&g.a), BindKind::Read), (operand_buf(&g.b), BindKind::Read)];
+    let operand = |s: &Strided| if g.k == 0 { out.window } else { s.window };
+    let mut bindings = vec![(operand(&g.a), BindKind::Read), (operand(&g.b), BindKind::Read)];
     if let (Some(bias), Epilogue::BiasAct(_)) = (&g.bias, product_epi) {
-        bindings.push((bias.buf, BindKind::Read));
+        bindings.push((bias.window, BindKind::Read));
     }
     bindings.push((product_out, BindKind::Write));
-    let mut kernels = Vec::new();
-    if shaders::is_packed(g.dtype) {
-        kernels.push(zero_kernel(Buf::Out(0), words(g.dtype, out_numel)));
+    b.zero_if_packed(out)?;
+    let split = Split { nbatch: batch, kc, nsplit };
+    push_product(b, g, &split, variant, &source, &bindings, blocks)?;
+    if nsplit > 1 {
+        b.push(splitk_kernel(g, &split, epi, product_out, out)?);
     }
-    let max = ctx.caps.limits.max_compute_workgroups_per_dimension.max(1) as usize;
-    let grid = [blocks[0], blocks[1], nsplit * batch];
+    Ok(())
+}
+
+/// Pushes the product kernel over a grid of `blocks` (column, row) tiles × splits × batches, as
+/// several dispatches when an axis exceeds the device's per-dimension workgroup limit.
+fn push_product(
+    b: &mut Lower<'_>,
+    g: &Gemm,
+    split: &Split,
+    variant: Variant,
+    source: &str,
+    bindings: &[(Window, BindKind)],
+    blocks: [usize; 2],
+) -> Result<()> {
+    let max = (b.caps().limits.max_compute_workgroups_per_dimension as usize).max(1);
+    let grid = [blocks[0], blocks[1], split.nsplit * split.nbatch];
     let count: usize = grid.iter().map(|x| x.div_ceil(max)).product();
     if count > MAX_SPLIT_DISPATCHES {
-        bail!(DeviceLimit, "a {}x{}x{} GEMM over {batch} batches needs {count} dispatches", g.m, g.n, g.k);
+        bail!(DeviceLimit, "a {}x{}x{} GEMM over {} batches needs {count} dispatches", g.m, g.n, g.k, split.nbatch);
     }
-    let split = Split { nbatch: batch, kc, nsplit };
     for z0 in (0..grid[2]).step_by(max) {
         for m0 in (0..grid[1]).step_by(max) {
             for n0 in (0..grid[0]).step_by(max) {
-                let wg = [(grid[0] - n0).min(max), (grid[1] - m0).min(max), (grid[2] - z0).min(max)];
-                kernels.push(Kernel {
-                    source: source.clone(),
-                    bindings: bindings.clone(),
-                    params: gemm_params(g, &split, variant, [m0, n0, z0])?,
-                    grid: Grid::Workgroups(wg.map(|x| x as u32)),
+                let wg = |total: usize, first: usize| u32_of((total - first).min(max), "workgroups");
+                let params = gemm_params(g, split, variant, [m0, n0, z0])?;
+                b.push(Kernel {
+                    source: source.to_string(),
+                    bindings: bindings.to_vec(),
+                    params: params.to_bytes(),
+                    grid: Grid::Workgroups([wg(grid[0], n0)?, wg(grid[1], m0)?, wg(grid[2], z0)?]),
                 });
             }
         }
     }
-    if nsplit > 1 {
-        kernels.push(splitk_kernel(g, &split, epi, product_out)?);
-    }
-    Ok(kernels)
+    Ok(())
 }
 
 /// How K is split: `nsplit` ranges of `kc` (the last may be shorter); `nbatch` batch matrices.
@@ -160,17 +229,16 @@ struct Split {
     nsplit: usize,
 }
 
-/// The reduction of split-K partial sums in `part`, with the node's epilogue.
-fn splitk_kernel(g: &Gemm, split: &Split, epi: Epilogue, part: Buf) -> Result<Kernel> {
+/// The reduction of split-K partial sums in `part` into `out`, with the node's epilogue.
+fn splitk_kernel(g: &Gemm, split: &Split, epi: Epilogue, part: Window, out: &Operand) -> Result<Kernel> {
     let source = render(splitk_module(g.dtype, epi), g.dtype, epi)?;
     let mut bindings = vec![(part, BindKind::Read)];
     if let (Some(bias), Epilogue::BiasAct(_)) = (&g.bias, epi) {
-        bindings.push((bias.buf, BindKind::Read));
+        bindings.push((bias.window, BindKind::Read));
     }
-    bindings.push((Buf::Out(0), BindKind::Write));
-    let out_numel = split.nbatch * g.m * g.n;
+    bindings.push((out.window, BindKind::Write));
     let params = gemm_params(g, split, Variant::Tiled(Tile::Small), [0, 0, 0])?;
-    Ok(Kernel { source, bindings, params, grid: Grid::Threads(out_numel as u64) })
+    Ok(Kernel { source, bindings, params: params.to_bytes(), grid: threads(out.numel())? })
 }
 
 fn render(src: Option<std::result::Result<String, String>>, d: DType, epi: Epilogue) -> Result<String> {
@@ -185,13 +253,21 @@ fn fits_u32(n: usize, what: &str) -> Result<()> {
     Ok(())
 }
 
+/// One invocation per element of `n`.
+fn threads(n: usize) -> Result<Grid> {
+    match u64::try_from(n) {
+        Ok(n) => Ok(Grid::Threads(n)),
+        Err(_) => bail!(DeviceLimit, "{n} invocations do not fit 64 bits"),
+    }
+}
+
 /// The skinny kernel for few rows; else the large tile for big float32-family problems on
 /// devices with the workgroup memory for it; else the small tile.
-fn choose_variant(ctx: &LowerCtx<'_>, g: &Gemm, batch: usize) -> Result<Variant> {
+fn choose_variant(caps: &DeviceCaps, g: &Gemm, batch: usize) -> Result<Variant> {
     if g.m <= SKINNY_MAX_ROWS {
         return Ok(Variant::Skinny { nfast: !(g.b.rs == 1 && g.b.cs != 1) });
     }
-    let limit = u64::from(ctx.caps.limits.max_compute_workgroup_storage_size);
+    let limit = u64::from(caps.limits.max_compute_workgroup_storage_size);
     let large_tiles = g.m.div_ceil(128) * g.n.div_ceil(128) * batch;
     let large_ok = g.dtype != DType::F64 && Tile::Large.workgroup_bytes(g.dtype) <= limit;
     if large_ok && g.m >= 128 && g.n >= 128 && large_tiles >= LARGE_TILE_MIN_TILES {
@@ -226,49 +302,46 @@ fn choose_split(variant: Variant, k: usize, workgroups: usize, out_numel: usize)
     (k.div_ceil(kc), kc)
 }
 
-/// The kernel's params (see `matmul_common.wgsl`): scalars, then batch dims and per-operand
-/// batch strides (collapsed).
-fn gemm_params(g: &Gemm, split: &Split, variant: Variant, [m0, n0, z0]: [usize; 3]) -> Result<Vec<u8>> {
+/// The kernel's [`GemmParams`] (see `linalg_common.wgsl`) for the dispatch whose first tiles are
+/// (`m0`, `n0`, `z0`): scalars, then batch dims and per-operand batch strides (collapsed).
+fn gemm_params(g: &Gemm, split: &Split, variant: Variant, [m0, n0, z0]: [usize; 3]) -> Result<GemmParams> {
     let zero = vec![0; g.batch_dims.len()];
     let bias_batch = g.bias.as_ref().map_or(&zero, |b| &b.batch);
     let out_batch = strides(&g.batch_dims);
     let (dims, s) = collapse(&g.batch_dims, &[g.a.batch.clone(), g.b.batch.clone(), bias_batch.clone(), out_batch]);
+    let batch_strides = |k: usize| vec4s::<2>(s.get(k).map_or(&[][..], |v| &v[..]), "batch strides");
     let (bias_rs, bias_cs) = g.bias.as_ref().map_or((0, 0), |b| (b.rs, b.cs));
     // Prefer the load order in which consecutive threads read consecutive addresses.
-    let a_kfast = usize::from(!(g.a.rs == 1 && g.a.cs != 1));
+    let a_kfast = !(g.a.rs == 1 && g.a.cs != 1);
     let b_nfast = match variant {
-        Variant::Skinny { nfast } => usize::from(nfast),
-        Variant::Tiled(_) => usize::from(!(g.b.rs == 1 && g.b.cs != 1)),
+        Variant::Skinny { nfast } => nfast,
+        Variant::Tiled(_) => !(g.b.rs == 1 && g.b.cs != 1),
     };
-    let scalars = [
-        g.m,
-        g.n,
-        g.k,
-        dims.len(),
-        m0,
-        n0,
-        z0,
-        a_kfast,
-        g.a.rs,
-        g.a.cs,
-        g.b.rs,
-        g.b.cs,
-        bias_rs,
-        bias_cs,
-        b_nfast,
-        split.nbatch,
-        split.kc,
-        split.nsplit,
-        0,
-        0,
-    ];
-    let mut params = Vec::with_capacity(192);
-    push_u32_array(&mut params, &scalars, 5)?;
-    push_u32_array(&mut params, &dims, 2)?;
-    for st in &s[..3] {
-        push_u32_array(&mut params, st, 2)?;
-    }
-    Ok(params)
+    Ok(GemmParams {
+        m: u32_of(g.m, "rows")?,
+        n: u32_of(g.n, "columns")?,
+        k: u32_of(g.k, "contracted elements")?,
+        batch_rank: u32_of(dims.len(), "batch dims")?,
+        tile_m0: u32_of(m0, "row tiles")?,
+        tile_n0: u32_of(n0, "column tiles")?,
+        batch0: u32_of(z0, "batch matrices")?,
+        a_kfast: u32::from(a_kfast),
+        a_rs: u32_of(g.a.rs, "elements of the lhs row stride")?,
+        a_cs: u32_of(g.a.cs, "elements of the lhs column stride")?,
+        b_rs: u32_of(g.b.rs, "elements of the rhs row stride")?,
+        b_cs: u32_of(g.b.cs, "elements of the rhs column stride")?,
+        bias_rs: u32_of(bias_rs, "elements of the bias row stride")?,
+        bias_cs: u32_of(bias_cs, "elements of the bias column stride")?,
+        b_nfast: u32::from(b_nfast),
+        nbatch: u32_of(split.nbatch, "batch matrices")?,
+        kc: u32_of(split.kc, "elements of a K split")?,
+        nsplit: u32_of(split.nsplit, "K splits")?,
+        bdims: vec4s(&dims, "batch dims")?,
+        a_bs: batch_strides(0)?,
+        b_bs: batch_strides(1)?,
+        bias_bs: batch_strides(2)?,
+        ..GemmParams::default()
+    })
 }
 
 /// Where DotGeneral's operand axes go.
@@ -301,117 +374,124 @@ pub(crate) struct OperandPlan {
     pub view: Option<(Vec<usize>, usize, usize)>,
 }
 
+/// `v[a]` for each of `axes`, or an `Axis` error.
+fn pick(v: &[usize], axes: &[usize]) -> Result<Vec<usize>> {
+    axes.iter()
+        .map(|&a| match v.get(a) {
+            Some(&x) => Ok(x),
+            None => bail!(Axis, "axis {a} out of range for rank {}", v.len()),
+        })
+        .collect()
+}
+
 /// Pure bookkeeping of DotGeneral: lhs is read as [batch, lhs free (M), contract (K)] and rhs as
 /// [batch, contract (K), rhs free (N)], so the GEMM output is already [batch, lhs free, rhs free].
-pub(crate) fn plan_dot_general(ld: &[usize], rd: &[usize], at: &DotGeneralAttrs) -> DotPlan {
+pub(crate) fn plan_dot_general(ld: &[usize], rd: &[usize], at: &DotGeneralAttrs) -> Result<DotPlan> {
     let free = |rank: usize, batch: &[usize], contract: &[usize]| -> Vec<usize> {
         (0..rank).filter(|a| !batch.contains(a) && !contract.contains(a)).collect()
     };
     let lfree = free(ld.len(), &at.lhs_batch, &at.lhs_contract);
     let rfree = free(rd.len(), &at.rhs_batch, &at.rhs_contract);
-    let prod = |dims: &[usize], axes: &[usize]| axes.iter().map(|&a| dims[a]).product::<usize>();
-    DotPlan {
-        batch_dims: at.lhs_batch.iter().map(|&a| ld[a]).collect(),
-        m: prod(ld, &lfree),
-        n: prod(rd, &rfree),
-        k: prod(ld, &at.lhs_contract),
-        lhs: operand_plan(ld, &at.lhs_batch, &lfree, &at.lhs_contract),
-        rhs: operand_plan(rd, &at.rhs_batch, &at.rhs_contract, &rfree),
-    }
+    let prod = |dims: &[usize], axes: &[usize]| -> Result<usize> { Ok(pick(dims, axes)?.iter().product()) };
+    Ok(DotPlan {
+        batch_dims: pick(ld, &at.lhs_batch)?,
+        m: prod(ld, &lfree)?,
+        n: prod(rd, &rfree)?,
+        k: prod(ld, &at.lhs_contract)?,
+        lhs: operand_plan(ld, &at.lhs_batch, &lfree, &at.lhs_contract)?,
+        rhs: operand_plan(rd, &at.rhs_batch, &at.rhs_contract, &rfree)?,
+    })
 }
 
-fn operand_plan(dims: &[usize], batch: &[usize], rows: &[usize], cols: &[usize]) -> OperandPlan {
+fn operand_plan(dims: &[usize], batch: &[usize], rows: &[usize], cols: &[usize]) -> Result<OperandPlan> {
     let perm: Vec<usize> = batch.iter().chain(rows).chain(cols).copied().collect();
     let st = strides(dims);
-    let view = match (merged_stride(dims, &st, rows), merged_stride(dims, &st, cols)) {
-        (Some(rs), Some(cs)) => Some((batch.iter().map(|&a| st[a]).collect(), rs, cs)),
+    let group = |axes: &[usize]| -> Result<Option<usize>> { Ok(merged_stride(&pick(dims, axes)?, &pick(&st, axes)?)) };
+    let view = match (group(rows)?, group(cols)?) {
+        (Some(rs), Some(cs)) => Some((pick(&st, batch)?, rs, cs)),
         _ => None,
     };
-    OperandPlan { perm, split: (batch.len(), rows.len()), view }
+    Ok(OperandPlan { perm, split: (batch.len(), rows.len()), view })
 }
 
-/// The stride of `axes` (in that order) read as one flattened axis, if they merge: every
-/// non-unit axis must step exactly over the next one. Unit axes never move; an empty or
-/// all-unit group has size 1 and any stride (0).
-fn merged_stride(dims: &[usize], st: &[usize], axes: &[usize]) -> Option<usize> {
-    if axes.iter().any(|&a| dims[a] == 0) {
+/// The stride of a group of axes with `dims` and strides `st` (in that order) read as one
+/// flattened axis, if they merge: every non-unit axis must step exactly over the next one. Unit
+/// axes never move; an empty or all-unit group has size 1 and any stride (0).
+fn merged_stride(dims: &[usize], st: &[usize]) -> Option<usize> {
+    if dims.contains(&0) {
         return Some(0);
     }
-    let live: Vec<usize> = axes.iter().copied().filter(|&a| dims[a] != 1).collect();
-    let merges = live.windows(2).all(|w| st[w[0]] == st[w[1]] * dims[w[1]]);
-    merges.then(|| live.last().map_or(0, |&a| st[a]))
+    let live: Vec<(usize, usize)> = dims.iter().zip(st).filter(|(&d, _)| d != 1).map(|(&d, &s)| (d, s)).collect();
+    let merges = live.windows(2).all(|w| matches!(w, [(_, s0), (d1, s1)] if *s0 == s1 * d1));
+    merges.then(|| live.last().map_or(0, |&(_, s)| s))
 }
 
-fn lower_dot_general(ctx: &LowerCtx<'_>, at: &DotGeneralAttrs) -> Result<Lowered> {
-    let d = ctx.outputs[0].0;
-    let plan = plan_dot_general(&ctx.inputs[0].1, &ctx.inputs[1].1, at);
-    let out_numel = ctx.out_numel(0);
-    if out_numel == 0 {
-        return Ok(Lowered::Kernels { temps: vec![], kernels: vec![] });
+/// How the GEMM reads DotGeneral operand `x` planned as `p`: in place when its axes merge, else
+/// from a scratch copy in `perm` order.
+fn dot_operand(b: &mut Lower<'_>, x: &Operand, p: &OperandPlan, plan: &DotPlan) -> Result<Strided> {
+    if plan.k == 0 {
+        // Empty operand, never read (see `gemm`): no copy.
+        return Ok(Strided { window: x.window, batch: vec![0; plan.batch_dims.len()], rs: 0, cs: 0 });
     }
-    let mut temps = Vec::new();
-    let mut kernels = Vec::new();
-    let mut operand = |k: usize, p: &OperandPlan| -> Result<Operand> {
-        let dims = &ctx.inputs[k].1;
-        if plan.k == 0 {
-            // Empty operand, never read (see `gemm_kernels`): no copy.
-            return Ok(Operand { buf: Buf::In(k), batch: vec![0; plan.batch_dims.len()], rs: 0, cs: 0 });
-        }
-        if let Some((batch, rs, cs)) = &p.view {
-            return Ok(Operand { buf: Buf::In(k), batch: batch.clone(), rs: *rs, cs: *cs });
-        }
-        let t = temps.len();
-        let numel: usize = dims.iter().product();
-        temps.push((numel * d.size()) as u64);
-        kernels.extend(permute_kernels(d, dims, &p.perm, Buf::In(k), Buf::Temp(t))?);
-        Ok(contiguous_operand(Buf::Temp(t), dims, p))
-    };
-    let a = operand(0, &plan.lhs)?;
-    let b = operand(1, &plan.rhs)?;
-    let gemm = Gemm { dtype: d, batch_dims: plan.batch_dims, m: plan.m, n: plan.n, k: plan.k, a, b, bias: None };
-    kernels.extend(gemm_kernels(ctx, &gemm, Epilogue::Store, &mut temps)?);
-    Ok(Lowered::Kernels { temps, kernels })
+    if let Some((batch, rs, cs)) = &p.view {
+        return Ok(Strided { window: x.window, batch: batch.clone(), rs: *rs, cs: *cs });
+    }
+    let t = b.temp(x.dtype, pick(&x.dims, &p.perm)?)?;
+    permute(b, x, &p.perm, &t)?;
+    contiguous_operand(t.window, &x.dims, p)
 }
 
-/// The strides of an operand copied contiguously in `perm` order.
-fn contiguous_operand(buf: Buf, dims: &[usize], p: &OperandPlan) -> Operand {
-    let pd: Vec<usize> = p.perm.iter().map(|&a| dims[a]).collect();
+/// The strides of an operand copied contiguously in `perm` order into `window`.
+fn contiguous_operand(window: Window, dims: &[usize], p: &OperandPlan) -> Result<Strided> {
+    let pd = pick(dims, &p.perm)?;
     let (nb, nr) = p.split;
-    let cols: usize = pd[nb + nr..].iter().product();
-    let rows: usize = pd[nb..nb + nr].iter().product();
-    let batch = strides(&pd[..nb]).iter().map(|s| s * rows * cols).collect();
-    Operand { buf, batch, rs: cols, cs: 1 }
+    let Some((bd, rest)) = pd.split_at_checked(nb) else { bail!(Axis, "{nb} batch axes of {pd:?}") };
+    let Some((rd, cd)) = rest.split_at_checked(nr) else { bail!(Axis, "{nr} row axes of {rest:?}") };
+    let (rows, cols): (usize, usize) = (rd.iter().product(), cd.iter().product());
+    let batch = strides(bd).iter().map(|s| s * rows * cols).collect();
+    Ok(Strided { window, batch, rs: cols, cs: 1 })
 }
 
-/// Copies `src` (dims `dims`) into `dst` with its axes in `perm` order.
-fn permute_kernels(d: DType, dims: &[usize], perm: &[usize], src: Buf, dst: Buf) -> Result<Vec<Kernel>> {
-    let n: usize = dims.iter().product();
+/// Copies `x` into `out` (same dtype, `x`'s axes in `perm` order).
+fn permute(b: &mut Lower<'_>, x: &Operand, perm: &[usize], out: &Operand) -> Result<()> {
+    let n = x.numel();
     fits_u32(n, "elements of a DotGeneral operand")?;
-    let st = strides(dims);
-    let pd: Vec<usize> = perm.iter().map(|&a| dims[a]).collect();
-    let ps: Vec<usize> = perm.iter().map(|&a| st[a]).collect();
+    let pd = pick(&x.dims, perm)?;
+    let ps = pick(&strides(&x.dims), perm)?;
+    ensure!(
+        out.dtype == x.dtype && out.dims == pd,
+        Shape,
+        "a {:?} copy of {:?} cannot fill {:?}",
+        perm,
+        x.dims,
+        out.dims
+    );
     let (cd, cs) = collapse(&pd, &[ps]);
-    let mut params = Vec::with_capacity(80);
-    push_u32_array(&mut params, &[n, cd.len(), 0, 0], 1)?;
-    push_u32_array(&mut params, &cd, 2)?;
-    push_u32_array(&mut params, cs.first().map_or(&[][..], |s| &s[..]), 2)?;
-    let source = permute_module(d).map_err(|e| Error::new(ErrorKind::Device, e))?;
-    let mut kernels = Vec::with_capacity(2);
-    if shaders::is_packed(d) {
-        kernels.push(zero_kernel(dst, words(d, n)));
-    }
-    kernels.push(Kernel {
+    let p = DotPermuteParams {
+        n: u32_of(n, "elements")?,
+        rank: u32_of(cd.len(), "dims")?,
+        dims: vec4s(&cd, "dims of a DotGeneral operand")?,
+        strides: vec4s(cs.first().map_or(&[][..], |s| &s[..]), "strides of a DotGeneral operand")?,
+        ..DotPermuteParams::default()
+    };
+    let source = permute_module(x.dtype).map_err(|e| Error::new(ErrorKind::Device, e))?;
+    b.zero_if_packed(out)?;
+    b.push(Kernel {
         source,
-        bindings: vec![(src, BindKind::Read), (dst, BindKind::Write)],
-        params,
-        grid: Grid::Threads(n as u64),
+        bindings: vec![(x.window, BindKind::Read), (out.window, BindKind::Write)],
+        params: p.to_bytes(),
+        grid: threads(n)?,
     });
-    Ok(kernels)
+    Ok(())
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn plan(ld: &[usize], rd: &[usize], at: &DotGeneralAttrs) -> DotPlan {
+        plan_dot_general(ld, rd, at).unwrap()
+    }
 
     fn attrs(lb: &[usize], rb: &[usize], lc: &[usize], rc: &[usize]) -> DotGeneralAttrs {
         DotGeneralAttrs {
@@ -424,7 +504,7 @@ mod tests {
 
     #[test]
     fn plain_matmul_is_a_view() {
-        let p = plan_dot_general(&[3, 4], &[4, 5], &attrs(&[], &[], &[1], &[0]));
+        let p = plan(&[3, 4], &[4, 5], &attrs(&[], &[], &[1], &[0]));
         assert_eq!((p.m, p.n, p.k), (3, 5, 4));
         assert_eq!(p.lhs.view, Some((vec![], 4, 1)));
         assert_eq!(p.rhs.view, Some((vec![], 5, 1)));
@@ -433,7 +513,7 @@ mod tests {
     #[test]
     fn transposed_operands_are_views() {
         // lhs [K, M] contracted on axis 0, rhs [N, K] contracted on axis 1: A^T · B^T.
-        let p = plan_dot_general(&[4, 3], &[5, 4], &attrs(&[], &[], &[0], &[1]));
+        let p = plan(&[4, 3], &[5, 4], &attrs(&[], &[], &[0], &[1]));
         assert_eq!((p.m, p.n, p.k), (3, 5, 4));
         assert_eq!(p.lhs.view, Some((vec![], 1, 3)));
         assert_eq!(p.rhs.view, Some((vec![], 1, 4)));
@@ -442,7 +522,7 @@ mod tests {
     #[test]
     fn batch_in_the_middle() {
         // lhs [M=2, B=3, K=4], rhs [B=3, K=4, N=5]: batch strides follow each operand's layout.
-        let p = plan_dot_general(&[2, 3, 4], &[3, 4, 5], &attrs(&[1], &[0], &[2], &[1]));
+        let p = plan(&[2, 3, 4], &[3, 4, 5], &attrs(&[1], &[0], &[2], &[1]));
         assert_eq!(p.batch_dims, vec![3]);
         assert_eq!((p.m, p.n, p.k), (2, 5, 4));
         assert_eq!(p.lhs.view, Some((vec![4], 12, 1)));
@@ -454,11 +534,11 @@ mod tests {
     #[test]
     fn multi_axis_groups_merge_only_in_memory_order() {
         // Contracting axes (1, 2) of [2, 3, 4] merge; (2, 1) do not and need a copy.
-        let ok = plan_dot_general(&[2, 3, 4], &[3, 4, 6], &attrs(&[], &[], &[1, 2], &[0, 1]));
+        let ok = plan(&[2, 3, 4], &[3, 4, 6], &attrs(&[], &[], &[1, 2], &[0, 1]));
         assert_eq!((ok.m, ok.n, ok.k), (2, 6, 12));
         assert_eq!(ok.lhs.view, Some((vec![], 12, 1)));
         assert_eq!(ok.rhs.view, Some((vec![], 6, 1)));
-        let swapped = plan_dot_general(&[2, 3, 4], &[4, 3, 6], &attrs(&[], &[], &[2, 1], &[0, 1]));
+        let swapped = plan(&[2, 3, 4], &[4, 3, 6], &attrs(&[], &[], &[2, 1], &[0, 1]));
         assert_eq!(swapped.lhs.view, None);
         assert_eq!(swapped.lhs.perm, vec![0, 2, 1]);
         assert_eq!(swapped.lhs.split, (0, 1));
@@ -468,22 +548,23 @@ mod tests {
     #[test]
     fn free_axes_split_by_a_contracting_axis_need_a_copy() {
         // lhs [2, 4, 3] with contract axis 1: free axes 0 and 2 are not adjacent in memory.
-        let p = plan_dot_general(&[2, 4, 3], &[4, 5], &attrs(&[], &[], &[1], &[0]));
+        let p = plan(&[2, 4, 3], &[4, 5], &attrs(&[], &[], &[1], &[0]));
         assert_eq!((p.m, p.n, p.k), (6, 5, 4));
         assert_eq!(p.lhs.view, None);
         assert_eq!(p.lhs.perm, vec![0, 2, 1]);
-        let c = contiguous_operand(Buf::Temp(0), &[2, 4, 3], &p.lhs);
+        let w = Window { buf: crate::lower::Buf::Temp(0), offset: 0, bytes: 96 };
+        let c = contiguous_operand(w, &[2, 4, 3], &p.lhs).unwrap();
         assert_eq!((c.rs, c.cs), (4, 1));
     }
 
     #[test]
     fn outer_product_and_unit_axes() {
         // No contracting axes: K = 1, any strides.
-        let p = plan_dot_general(&[3], &[5], &attrs(&[], &[], &[], &[]));
+        let p = plan(&[3], &[5], &attrs(&[], &[], &[], &[]));
         assert_eq!((p.m, p.n, p.k), (3, 5, 1));
         assert!(p.lhs.view.is_some() && p.rhs.view.is_some());
         // Unit axes never block a merge.
-        let q = plan_dot_general(&[2, 1, 3, 4], &[4, 5], &attrs(&[], &[], &[3], &[0]));
+        let q = plan(&[2, 1, 3, 4], &[4, 5], &attrs(&[], &[], &[3], &[0]));
         assert_eq!(q.lhs.view, Some((vec![], 4, 1)));
         assert_eq!(q.m, 6);
     }
@@ -507,7 +588,7 @@ mod tests {
 
     #[test]
     fn contracting_dim_zero() {
-        let p = plan_dot_general(&[3, 0], &[0, 5], &attrs(&[], &[], &[1], &[0]));
+        let p = plan(&[3, 0], &[0, 5], &attrs(&[], &[], &[1], &[0]));
         assert_eq!((p.m, p.n, p.k), (3, 5, 0));
         assert!(p.lhs.view.is_some() && p.rhs.view.is_some());
     }

@@ -11,12 +11,13 @@ pub mod builder;
 pub mod control;
 mod elementwise;
 mod indexing;
-mod legacy;
 mod linalg;
 mod movement;
 mod norm;
 mod random;
 mod reduce;
+#[cfg(test)]
+mod tests;
 
 pub use builder::{Buf, Kernel, Lower, Lowering, Operand, Repeat, Step, Window};
 
@@ -109,7 +110,11 @@ backend_api::dispatch_ops! {
         Op::TopK(a) => reduce::top_k(b, a, io.input(0)?, io.output(0)?, io.output(1)?),
         Op::Cumsum(a) => reduce::cumsum(b, a, io.input(0)?, io.output(0)?),
         Op::CumsumBackward(a) => reduce::cumsum_backward(b, a, io.input(0)?, io.output(0)?),
-        Op::MatMul | Op::DotGeneral(_) | Op::FusedMatMulBiasAct { .. } => legacy::run(b, io, linalg::lower),
+        Op::MatMul => linalg::matmul(b, io.input(0)?, io.input(1)?, io.output(0)?),
+        Op::FusedMatMulBiasAct { activation } => {
+            linalg::fused_matmul_bias_act(b, *activation, io.input(0)?, io.input(1)?, io.input(2)?, io.output(0)?)
+        }
+        Op::DotGeneral(a) => linalg::dot_general(b, a, io.input(0)?, io.input(1)?, io.output(0)?),
         Op::Softmax { axis } => norm::softmax(b, *axis, io.input(0)?, io.output(0)?),
         Op::LogSoftmax { axis } => norm::log_softmax(b, *axis, io.input(0)?, io.output(0)?),
         Op::LayerNorm(a) => norm::layer_norm(b, a, io.input(0)?, io.input(1)?, io.opt_input(2), io.output(0)?),
@@ -166,20 +171,4 @@ pub fn collapse(dims: &[usize], strides: &[Vec<usize>]) -> (Vec<usize>, Vec<Vec<
         }
     }
     (d, s)
-}
-
-/// Appends `v` as little-endian u32s, padded to a multiple of 4 entries (a WGSL
-/// `array<vec4<u32>, n>`), with `n4` vec4s in total.
-pub fn push_u32_array(out: &mut Vec<u8>, v: &[usize], n4: usize) -> Result<()> {
-    if v.len() > n4 * 4 {
-        bail!(DeviceLimit, "rank {} exceeds the kernel's {} dims", v.len(), n4 * 4);
-    }
-    for k in 0..n4 * 4 {
-        let x = v.get(k).copied().unwrap_or(0);
-        let x = u32::try_from(x).map_err(|_| {
-            backend_api::Error::new(backend_api::ErrorKind::DeviceLimit, format!("index {x} does not fit 32 bits"))
-        })?;
-        out.extend_from_slice(&x.to_le_bytes());
-    }
-    Ok(())
 }

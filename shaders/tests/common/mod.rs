@@ -33,10 +33,6 @@ pub fn check_params(m: &naga::Module) -> Result<(), String> {
             return Err(format!("uniform {:?} is not a struct", g.name));
         };
         let Some(name) = ty.name.as_deref() else { return Err("a uniform struct has no name".into()) };
-        // Structs not yet mirrored by a Rust declaration keep the old name.
-        if name == "Params" {
-            continue;
-        }
         let Some(rust) = layout(name) else {
             return Err(format!("uniform struct {name} has no Rust mirror in shaders::params::ALL"));
         };

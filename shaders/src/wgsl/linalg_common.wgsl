@@ -1,4 +1,4 @@
-// Shared by the matmul kernels (tiled, skinny, split-K reduction): the params, batch addressing
+// Shared by the linalg kernels (tiled, skinny, split-K reduction): the params, batch addressing
 // and the epilogue.
 //
 // Operands are addressed by strides: a[β, i, k] = a[off_a(β) + i·a_rs + k·a_cs] (same for b and
@@ -13,7 +13,7 @@ alias R = {{REG}};
 const NONE: u32 = 0xffffffffu;
 alias R4 = vec4<{{REG}}>;
 
-struct Params {
+struct GemmParams {
     m: u32,
     n: u32,
     k: u32,
@@ -42,7 +42,7 @@ struct Params {
     bias_bs: array<vec4<u32>, 2>,
 }
 
-@group(0) @binding(0) var<uniform> p: Params;
+@group(0) @binding(0) var<uniform> p: GemmParams;
 {{TENSORS}}
 
 // The value stored for dot product v at bias index bi (bias and activation of fused variants).

@@ -1,8 +1,8 @@
-//! Renders every matmul-family variant the lowering can produce and validates it with naga.
+//! Renders every linalg-family variant the lowering can produce and validates it with naga.
 
 use backend_api::op::UnaryOp;
 use backend_api::DType;
-use shaders::matmul::{acc_dtype, module, permute_module, splitk_module, Epilogue, Tile, Variant};
+use shaders::linalg::{acc_dtype, module, permute_module, splitk_module, Epilogue, Tile, Variant};
 
 mod common;
 use common::validate;
@@ -29,13 +29,13 @@ fn every_product_variant_is_valid() {
             for epi in epilogues() {
                 if let Some(src) = module(d, d, v, epi) {
                     let src = src.unwrap_or_else(|e| panic!("{d:?} {v:?} {epi:?}: {e}"));
-                    validate(&format!("matmul {d:?} {v:?} {epi:?}"), &src);
+                    validate(&format!("linalg {d:?} {v:?} {epi:?}"), &src);
                     count += 1;
                 }
             }
             // Split-K partial sums: accumulator dtype out, plain store.
             let src = module(d, acc_dtype(d), v, Epilogue::Store).expect("partial variant").expect("renders");
-            validate(&format!("matmul partial {d:?} {v:?}"), &src);
+            validate(&format!("linalg partial {d:?} {v:?}"), &src);
         }
     }
     // Store and bias-without-activation exist for every float dtype and variant.

@@ -6,7 +6,7 @@
 // 64 lanes). Each iteration issues 4 independent loads of B per thread (raw words, converted
 // only after all were issued) so that enough memory requests are in flight to reach the device
 // bandwidth. Addressing, split-K and the epilogue:
-// see `matmul_common.wgsl`.
+// see `linalg_common.wgsl`.
 
 const TNS: u32 = {{TNS}}u;
 const L: u32 = 256u / TNS;

@@ -1,32 +1,108 @@
-//! Variants of the matmul family:
-//! - the tiled batched matrix product (`matmul.wgsl`), 64 x 64 or 128 x 128 output tiles;
-//! - the skinny product for few rows (`matmul_skinny.wgsl`: batch-1 layers, GEMV);
-//! - the split-K reduction (`matmul_splitk.wgsl`) that adds the f32/f64 partial sums the product
+//! Variants of the linalg family (§2.6 MatMul, DotGeneral, FusedMatMulBiasAct):
+//! - the tiled batched matrix product (`linalg.wgsl`), 64 x 64 or 128 x 128 output tiles;
+//! - the skinny product for few rows (`linalg_skinny.wgsl`: batch-1 layers, GEMV);
+//! - the split-K reduction (`linalg_splitk.wgsl`) that adds the f32/f64 partial sums the product
 //!   kernels write when K is split over several workgroups;
-//! - the strided copy (`matmul_permute.wgsl`) that DotGeneral uses to reorder an operand.
+//! - the strided copy (`linalg_permute.wgsl`) that DotGeneral uses to reorder an operand.
 //!
-//! The product kernels and the reduction share `matmul_common.wgsl` (params, batch addressing,
-//! epilogue). The epilogue either stores the dot product or adds the broadcast bias and applies
-//! an activation expression of the elementwise family, in f32 (f64 for F64).
+//! The product kernels and the reduction share `linalg_common.wgsl` (params [`GemmParams`], batch
+//! addressing, epilogue). The epilogue either stores the dot product or adds the broadcast bias
+//! and applies an activation expression of the elementwise family, in f32 (f64 for F64).
 
 use crate::elementwise::{expr, ElemKind};
+use crate::params::Params;
 use crate::{module as join, reg_type, render, tensor_binding, Access, COMMON};
 use backend_api::op::UnaryOp;
 use backend_api::DType;
 
+crate::params! {
+    /// `GemmParams` of `linalg_common.wgsl`, bound by the product kernels and the split-K
+    /// reduction. Element (β, r, c) of operand x is at `off_x(β) + r·x_rs + c·x_cs`, where
+    /// `off_x(β)` decomposes the flat batch index over `bdims` with the strides `x_bs`.
+    pub struct GemmParams {
+        /// Rows of each output matrix.
+        pub m: u32,
+        /// Columns of each output matrix.
+        pub n: u32,
+        /// Contraction length.
+        pub k: u32,
+        /// Entries of `bdims` in use.
+        pub batch_rank: u32,
+        /// First row tile of this dispatch (grids split over several dispatches).
+        pub tile_m0: u32,
+        /// First column tile of this dispatch.
+        pub tile_n0: u32,
+        /// First flat (split, batch) index of this dispatch.
+        pub batch0: u32,
+        /// 1: consecutive threads load consecutive k of A; 0: consecutive rows.
+        pub a_kfast: u32,
+        /// Row stride of A.
+        pub a_rs: u32,
+        /// Column (k) stride of A.
+        pub a_cs: u32,
+        /// Row (k) stride of B.
+        pub b_rs: u32,
+        /// Column stride of B.
+        pub b_cs: u32,
+        /// Row stride of the bias (0 when broadcast).
+        pub bias_rs: u32,
+        /// Column stride of the bias.
+        pub bias_cs: u32,
+        /// 1: consecutive threads load consecutive columns of B; 0: consecutive k.
+        pub b_nfast: u32,
+        /// Batch matrices.
+        pub nbatch: u32,
+        /// K per split.
+        pub kc: u32,
+        /// K splits (1: no split-K).
+        pub nsplit: u32,
+        /// Padding.
+        pub pad0: u32,
+        /// Padding.
+        pub pad1: u32,
+        /// Batch dims (collapsed).
+        pub bdims: [[u32; 4]; 2],
+        /// Batch strides of A (elements).
+        pub a_bs: [[u32; 4]; 2],
+        /// Batch strides of B.
+        pub b_bs: [[u32; 4]; 2],
+        /// Batch strides of the bias.
+        pub bias_bs: [[u32; 4]; 2],
+    }
+}
+
+crate::params! {
+    /// `DotPermuteParams` of `linalg_permute.wgsl`: `out[e] = x[Σ_d c_d · strides[d]]`, where
+    /// `(c_d)` is the multi-index of `e` over `dims`.
+    pub struct DotPermuteParams {
+        /// Elements copied.
+        pub n: u32,
+        /// Entries of `dims` in use.
+        pub rank: u32,
+        /// Padding.
+        pub pad0: u32,
+        /// Padding.
+        pub pad1: u32,
+        /// Output dims (collapsed).
+        pub dims: [[u32; 4]; 2],
+        /// Input stride of the axis at each output position.
+        pub strides: [[u32; 4]; 2],
+    }
+}
+
 /// The params structs of this family (see [`mod@crate::params`]).
-pub const PARAMS: &[crate::params::Layout] = &[];
+pub const PARAMS: &[crate::params::Layout] = &[GemmParams::LAYOUT, DotPermuteParams::LAYOUT];
 
 /// Params, batch addressing and epilogue shared by the kernels below.
-pub const MATMUL_COMMON: &str = include_str!("wgsl/matmul_common.wgsl");
-/// The tiled matmul template.
-pub const MATMUL: &str = include_str!("wgsl/matmul.wgsl");
-/// The skinny (few rows) matmul template.
-pub const SKINNY: &str = include_str!("wgsl/matmul_skinny.wgsl");
+pub const LINALG_COMMON: &str = include_str!("wgsl/linalg_common.wgsl");
+/// The tiled product template.
+pub const TILED: &str = include_str!("wgsl/linalg.wgsl");
+/// The skinny (few rows) product template.
+pub const SKINNY: &str = include_str!("wgsl/linalg_skinny.wgsl");
 /// The split-K reduction template.
-pub const SPLITK: &str = include_str!("wgsl/matmul_splitk.wgsl");
+pub const SPLITK: &str = include_str!("wgsl/linalg_splitk.wgsl");
 /// The strided-copy template.
-pub const PERMUTE: &str = include_str!("wgsl/matmul_permute.wgsl");
+pub const PERMUTE: &str = include_str!("wgsl/linalg_permute.wgsl");
 
 /// Threads per workgroup along each output axis of the tiled kernel (16 x 16).
 pub const THREADS_PER_AXIS: u32 = 16;
@@ -184,7 +260,7 @@ fn assemble(
         ("FINISH", finish.as_str()),
         ("STORE_PAIR", store_pair_body(out)),
     ];
-    let rendered = render(MATMUL_COMMON, &common_slots).and_then(|c| render(kernel, slots).map(|k| (c, k)));
+    let rendered = render(LINALG_COMMON, &common_slots).and_then(|c| render(kernel, slots).map(|k| (c, k)));
     Some(rendered.map(|(c, k)| join(&[&helpers(d)[..], &[c.as_str(), k.as_str()]].concat())))
 }
 
@@ -214,7 +290,7 @@ pub fn module(d: DType, out: DType, variant: Variant, epi: Epilogue) -> Option<R
                 ("COMPUTE", &code.compute()),
                 ("STORE", &code.store()),
             ];
-            assemble(d, out, &inputs, epi, MATMUL, &slots)
+            assemble(d, out, &inputs, epi, TILED, &slots)
         }
         Variant::Skinny { nfast } => {
             let raw = raw_access(d);
@@ -273,7 +349,7 @@ const F16_TO_F32: &str = "fn mm_f16_to_f32(h: u32) -> f32 {
 }
 ";
 
-/// The per-thread straight-line code of one tile shape (see `matmul.wgsl` for why it is
+/// The per-thread straight-line code of one tile shape (see `linalg.wgsl` for why it is
 /// unrolled here rather than written as WGSL loops). Names: `ca{r}`/`cb{r}` tile coordinates of
 /// the r-th staged element, `ia{r}`/`ib{r}` their vec4 slot in workgroup memory, `pa{r}`/`pb{r}`
 /// the prefetched raw values and `ea{r}`/`eb{r}` their element indices, `c{i}_{g}` the accumulator of row i, column group g.

@@ -1,6 +1,6 @@
 // Split-K reduction: out[e] = finish(Σ_s part[s·total + e]) for every output element e, where
 // total = nbatch·M·N and part holds the f32/f64 partial sums the product kernels wrote for each
-// K range. Addressing and the epilogue: see `matmul_common.wgsl`.
+// K range. Addressing and the epilogue: see `linalg_common.wgsl`.
 
 @compute @workgroup_size(256)
 fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {

@@ -2,7 +2,7 @@
 // out[e] = x[Σ_d c_d · s_d], where (c_d) is the multi-index of e over the contiguous output dims
 // and s_d the input stride of the axis placed at output position d.
 
-struct Params {
+struct DotPermuteParams {
     n: u32,
     rank: u32,
     pad0: u32,
@@ -11,7 +11,7 @@ struct Params {
     strides: array<vec4<u32>, 2>,
 }
 
-@group(0) @binding(0) var<uniform> p: Params;
+@group(0) @binding(0) var<uniform> p: DotPermuteParams;
 {{TENSORS}}
 
 @compute @workgroup_size(256)

@@ -144,10 +144,6 @@ fn max_and_min_every_dtype() {
     sweep(&[ReduceOp::Max, ReduceOp::Min]);
 }
 
-fn floats() -> Vec<DType> {
-    [DType::F32, DType::F16, DType::BF16, DType::F64].into_iter().filter(|&d| supported(d)).collect()
-}
-
 #[test]
 fn empty_reductions_give_identities() {
     for d in floats() {
@@ -306,12 +302,6 @@ fn index_dtypes() -> Vec<DType> {
     [DType::I32, DType::I64].into_iter().filter(|&d| supported(d)).collect()
 }
 
-fn random(d: DType, shape: &[usize], lo: f64, hi: f64, seed: u64) -> Tensor {
-    let n: usize = shape.iter().product();
-    let mut r = Rng(seed.wrapping_mul(0x2545_f491_4f6c_dd1d) | 1);
-    tensor(d, shape, &(0..n).map(|_| r.uniform(lo, hi)).collect::<Vec<_>>())
-}
-
 /// Values with many ties and, for floats, the special values (NaN, ±∞, ±0) at `rate`.
 fn values(d: DType, shape: &[usize], rate: f64, seed: u64) -> Tensor {
     let n: usize = shape.iter().product();
@@ -344,21 +334,6 @@ fn both(name: &str, g: &Graph, inputs: &[(&str, &Tensor)], tol: Option<f64>, m: 
         check(&format!("{name} output {k}"), gt, wt, tol, m);
     }
 }
-
-/// (shape, axis): rows straddling 256, non-trailing axes, size-0 dims.
-const AXIS_CASES: &[(&[usize], i64)] = &[
-    (&[1], 0),
-    (&[63], 0),
-    (&[65], -1),
-    (&[257], 0),
-    (&[3, 257], 1),
-    (&[257, 3], 0),
-    (&[4, 5, 6], 1),
-    (&[2, 3, 300], 2),
-    (&[5, 1, 7], 1),
-    (&[0, 4], 1),
-    (&[2, 0, 3], 2),
-];
 
 // ---------------------------------------------------------------- ArgMax / ArgMin
 

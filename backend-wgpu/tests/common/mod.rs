@@ -118,3 +118,57 @@ pub fn check(name: &str, got: &Tensor, want: &Tensor, tol: Option<f64>, m: Optio
     }
     worst
 }
+
+// ---------------------------------------------------------------- shared cases
+
+/// The float dtypes the adapter supports.
+pub fn floats() -> Vec<DType> {
+    [DType::F32, DType::F16, DType::BF16, DType::F64].into_iter().filter(|&d| supported(d)).collect()
+}
+
+/// Uniform values in [lo, hi) from `seed`, rounded to `d`.
+pub fn random(d: DType, shape: &[usize], lo: f64, hi: f64, seed: u64) -> Tensor {
+    let n: usize = shape.iter().product();
+    let mut r = Rng(seed.wrapping_mul(0x2545_f491_4f6c_dd1d) | 1);
+    tensor(d, shape, &(0..n).map(|_| r.uniform(lo, hi)).collect::<Vec<_>>())
+}
+
+/// (shape, axis) of the per-axis tests (losses, arg-reductions): rows straddling 256,
+/// non-trailing axes, size-0 dims outside the axis.
+pub const AXIS_CASES: &[(&[usize], i64)] = &[
+    (&[1], 0),
+    (&[63], 0),
+    (&[65], -1),
+    (&[257], 0),
+    (&[3, 257], 1),
+    (&[257, 3], 0),
+    (&[4, 5, 6], 1),
+    (&[2, 3, 300], 2),
+    (&[5, 1, 7], 1),
+    (&[0, 4], 1),
+    (&[2, 0, 3], 2),
+];
+
+/// Soft targets in [0, 1) with about a third exactly zero.
+pub fn targets(d: DType, shape: &[usize], seed: u64) -> Tensor {
+    let n: usize = shape.iter().product();
+    let mut r = Rng(seed | 1);
+    tensor(
+        d,
+        shape,
+        &(0..n).map(|_| if r.next().is_multiple_of(3) { 0.0 } else { r.uniform(0.0, 1.0) }).collect::<Vec<_>>(),
+    )
+}
+
+/// Logits with the spec's special values, one row each: masked logits with zero targets (finite);
+/// all −∞ (NaN); a +∞ (NaN); a NaN (NaN).
+pub const SPECIAL_LOGITS: [[f64; 4]; 4] = [
+    [1.0, f64::NEG_INFINITY, 2.0, f64::NEG_INFINITY],
+    [f64::NEG_INFINITY; 4],
+    [1.0, f64::INFINITY, 0.0, 0.0],
+    [f64::NAN, 1.0, 2.0, 3.0],
+];
+
+/// Targets of [`SPECIAL_LOGITS`].
+pub const SPECIAL_TARGETS: [[f64; 4]; 4] =
+    [[0.5, 0.0, 0.5, 0.0], [0.25, 0.25, 0.25, 0.25], [0.5, 0.5, 0.0, 0.0], [0.0, 1.0, 0.0, 0.0]];

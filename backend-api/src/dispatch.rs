@@ -1,27 +1,5 @@
 //! [`dispatch_ops!`](crate::dispatch_ops): how a backend writes, once, which ops it implements.
 
-/// Writes a backend's exhaustive dispatch over `Op` and its predicate over `OpKind` (this build
-/// has backend-api's `splat` feature, so the kinds after `splat:` exist and are listed).
-#[cfg(feature = "splat")]
-#[macro_export]
-macro_rules! dispatch_ops {
-    (
-        $(#[$fm:meta])*
-        $fvis:vis fn $name:ident($($arg:ident : $aty:ty),* $(,)?) -> $ret:ty = match ($scrut:expr) { $($arms:tt)* }
-        missing => $missing:expr,
-        [$($k:ident),* $(,)? $(; splat: $($sk:ident),* $(,)?)?]
-        $(#[$pm:meta])*
-        $pvis:vis fn $pred:ident;
-    ) => {
-        $crate::__dispatch_ops! {
-            $(#[$fm])* $fvis fn $name($($arg: $aty),*) -> $ret = match ($scrut) { $($arms)* }
-            missing => $missing, [$($k,)* $($($sk,)*)?] $(#[$pm])* $pvis fn $pred;
-        }
-    };
-}
-
-// Without backend-api's `splat` feature the splat ops do not exist, so their names are dropped:
-// a backend compiles whichever way a build unifies the feature.
 /// Writes a backend's one exhaustive dispatch over a node's [`Op`](crate::Op) together with the
 /// kinds it does not implement, and derives from that list the backend's predicate over
 /// [`OpKind`](crate::OpKind): the list of what a backend implements is written once, as match arms
@@ -58,7 +36,6 @@ macro_rules! dispatch_ops {
 /// assert_eq!(lower(&Op::Softmax { axis: 2 }), Ok(2));
 /// assert!(lower(&Op::Fma).is_err());
 /// ```
-#[cfg(not(feature = "splat"))]
 #[macro_export]
 macro_rules! dispatch_ops {
     (
@@ -69,11 +46,30 @@ macro_rules! dispatch_ops {
         $(#[$pm:meta])*
         $pvis:vis fn $pred:ident;
     ) => {
-        $crate::__dispatch_ops! {
+        $crate::__with_splat_kinds! {
+            [$($k,)*] [$($($sk,)*)?]
             $(#[$fm])* $fvis fn $name($($arg: $aty),*) -> $ret = match ($scrut) { $($arms)* }
-            missing => $missing, [$($k,)*] $(#[$pm])* $pvis fn $pred;
+            missing => $missing, $(#[$pm])* $pvis fn $pred;
         }
     };
+}
+
+/// Hands [`dispatch_ops!`]'s expansion the kinds that exist in this build: the splat kinds only
+/// with backend-api's `splat` feature. Defined by backend-api's features, not the caller's, so a
+/// backend compiles whichever way a build unifies the feature.
+#[cfg(feature = "splat")]
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __with_splat_kinds {
+    ([$($k:ident,)*] [$($sk:ident,)*] $($rest:tt)*) => { $crate::__dispatch_ops! { [$($k,)* $($sk,)*] $($rest)* } };
+}
+
+/// See the `splat` version.
+#[cfg(not(feature = "splat"))]
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __with_splat_kinds {
+    ([$($k:ident,)*] [$($sk:ident,)*] $($rest:tt)*) => { $crate::__dispatch_ops! { [$($k,)*] $($rest)* } };
 }
 
 /// The expansion of [`dispatch_ops!`] once the kinds that exist in this build are known.
@@ -81,10 +77,10 @@ macro_rules! dispatch_ops {
 #[macro_export]
 macro_rules! __dispatch_ops {
     (
+        [$($k:ident,)*]
         $(#[$fm:meta])*
         $fvis:vis fn $name:ident($($arg:ident : $aty:ty),*) -> $ret:ty = match ($scrut:expr) { $($arms:tt)* }
         missing => $missing:expr,
-        [$($k:ident,)*]
         $(#[$pm:meta])*
         $pvis:vis fn $pred:ident;
     ) => {

@@ -45,6 +45,13 @@ pub struct DeviceCaps {
 }
 
 impl DeviceCaps {
+    /// Capabilities of a device with every 64-bit feature and WebGPU's default limits (256-byte
+    /// storage offset alignment), for lowering tests that build no pipeline.
+    #[cfg(test)]
+    pub(crate) fn for_tests() -> DeviceCaps {
+        DeviceCaps { description: "test".into(), f64: true, i64: true, limits: wgpu::Limits::default() }
+    }
+
     /// Whether every kernel of dtype `d` can run on this device (kernels that only move `d`'s bytes
     /// run everywhere; see [`DeviceCaps::check_kernel`]).
     pub fn supports(&self, d: DType) -> bool {

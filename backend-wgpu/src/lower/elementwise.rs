@@ -110,7 +110,7 @@ mod tests {
     use crate::lower::{Buf, Lowering};
 
     fn caps() -> DeviceCaps {
-        DeviceCaps { description: "test".into(), f64: true, i64: true, limits: wgpu::Limits::default() }
+        crate::device::DeviceCaps::for_tests()
     }
 
     fn input(k: usize, d: DType, dims: &[usize]) -> Operand {

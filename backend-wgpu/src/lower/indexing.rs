@@ -253,12 +253,7 @@ mod tests {
     }
 
     fn lowered(f: impl FnOnce(&mut Lower<'_>) -> Result<()>) -> crate::lower::Lowering {
-        let caps = crate::device::DeviceCaps {
-            description: "test".into(),
-            f64: true,
-            i64: true,
-            limits: wgpu::Limits::default(),
-        };
+        let caps = crate::device::DeviceCaps::for_tests();
         let mut b = Lower::new(&caps, 1);
         f(&mut b).unwrap();
         b.finish()
@@ -298,12 +293,7 @@ mod tests {
     #[test]
     fn mismatched_operands_are_refused() {
         use super::super::Buf::{In, Out};
-        let caps = crate::device::DeviceCaps {
-            description: "test".into(),
-            f64: true,
-            i64: true,
-            limits: wgpu::Limits::default(),
-        };
+        let caps = crate::device::DeviceCaps::for_tests();
         let mut b = Lower::new(&caps, 1);
         let (data, idx) = (operand(In(0), DType::F32, &[3, 2]), operand(In(1), DType::I32, &[5]));
         assert!(gather(&mut b, 0, &data, &idx, &operand(Out(0), DType::F32, &[4, 2])).is_err());

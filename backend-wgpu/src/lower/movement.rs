@@ -471,12 +471,7 @@ mod tests {
     }
 
     fn lowered(f: impl FnOnce(&mut Lower<'_>) -> Result<()>) -> crate::lower::Lowering {
-        let caps = crate::device::DeviceCaps {
-            description: "test".into(),
-            f64: true,
-            i64: true,
-            limits: wgpu::Limits { min_storage_buffer_offset_alignment: 256, ..wgpu::Limits::default() },
-        };
+        let caps = crate::device::DeviceCaps::for_tests();
         let mut b = Lower::new(&caps, 1);
         f(&mut b).unwrap();
         b.finish()
@@ -528,12 +523,7 @@ mod tests {
 
     #[test]
     fn mismatched_shapes_are_refused() {
-        let caps = crate::device::DeviceCaps {
-            description: "test".into(),
-            f64: true,
-            i64: true,
-            limits: wgpu::Limits::default(),
-        };
+        let caps = crate::device::DeviceCaps::for_tests();
         let mut b = Lower::new(&caps, 1);
         let x = operand(Buf::In(0), &[3, 5]);
         assert!(transpose(&mut b, &[1, 0], &x, &operand(Buf::Out(0), &[3, 5])).is_err());

@@ -139,12 +139,7 @@ mod tests {
 
     #[test]
     fn blocks_of_four_and_zeroed_packed_outputs() {
-        let caps = crate::device::DeviceCaps {
-            description: "test".into(),
-            f64: true,
-            i64: true,
-            limits: wgpu::Limits::default(),
-        };
+        let caps = crate::device::DeviceCaps::for_tests();
         let mut b = Lower::new(&caps, 1);
         let key = Operand::whole(super::super::Buf::In(0), DType::U32, vec![2]).unwrap();
         let out = Operand::whole(super::super::Buf::Out(0), DType::F16, vec![3, 3]).unwrap();

@@ -244,7 +244,7 @@ mod tests {
     use backend_api::op::{ArgReduceAttrs, CumsumAttrs, TopKAttrs};
 
     fn caps() -> DeviceCaps {
-        DeviceCaps { description: "test".into(), f64: true, i64: true, limits: wgpu::Limits::default() }
+        crate::device::DeviceCaps::for_tests()
     }
 
     fn operand(buf: Buf, d: DType, dims: &[usize]) -> Operand {

@@ -188,6 +188,22 @@ fn norms_with_zero_eps_and_constant_rows() {
 }
 
 #[test]
+fn layer_norm_of_nearly_equal_values_stays_exact() {
+    // Rows [c, c·(1 + 2^-13)] with eps = 0 normalise to exactly [-1, 1]; computed around the
+    // rounded mean, the deviation d = c·2^-13 would carry the mean's rounding error (~2^-24·c,
+    // i.e. 5e-4 of d in F32, beyond the Approx class).
+    let v: Vec<f64> = (0..64)
+        .flat_map(|r| {
+            let c = 1.6 + 0.37 * r as f64;
+            [c, c * (1.0 + 2f64.powi(-13))]
+        })
+        .collect();
+    let x = tensor(DType::F32, &[64, 2], &v);
+    compare(Kind::LayerNorm, &x, 1, false, 0.0, 6);
+    compare(Kind::LayerNorm, &x, 1, true, 0.0, 7);
+}
+
+#[test]
 fn many_rows_use_a_2d_grid() {
     // 70 000 rows of 2 (softmax along axis 0 of [2, 70000]: strided rows) and LayerNorm rows of 1.
     let x = random(DType::F32, &[2, 70000], -3.0, 3.0, 11);

@@ -121,6 +121,29 @@ pub fn numel(dims: &[usize]) -> usize {
     dims.iter().product()
 }
 
+/// The largest byte size of one tensor: `isize::MAX`, what a Rust allocation and a slice can hold
+/// (and what the `u64` byte counts of a device fit without overflow).
+pub const MAX_TENSOR_BYTES: usize = isize::MAX as usize;
+
+/// Product of the dims (1 for rank 0), or a `Shape` error when it overflows `usize`. Every size
+/// computed from a graph, a file or a caller goes through this or [`nbytes`].
+pub fn try_numel(dims: &[usize]) -> Result<usize> {
+    match dims.iter().try_fold(1usize, |n, &d| n.checked_mul(d)) {
+        Some(n) => Ok(n),
+        None => bail!(Shape, "a tensor of dims {dims:?} has more elements than fit {} bits", usize::BITS),
+    }
+}
+
+/// Bytes of a dense `dtype` tensor of `dims`, or a `Shape` error when they exceed
+/// [`MAX_TENSOR_BYTES`] (or the element count overflows).
+pub fn nbytes(dtype: crate::DType, dims: &[usize]) -> Result<usize> {
+    let n = try_numel(dims)?;
+    match n.checked_mul(dtype.size()).filter(|&b| b <= MAX_TENSOR_BYTES) {
+        Some(b) => Ok(b),
+        None => bail!(Shape, "a {dtype} tensor of dims {dims:?} needs more than {MAX_TENSOR_BYTES} bytes"),
+    }
+}
+
 /// Row-major strides (in elements) of a contiguous tensor.
 pub fn strides(dims: &[usize]) -> Vec<usize> {
     let mut s = vec![1; dims.len()];
@@ -195,4 +218,21 @@ pub fn broadcast_shapes(a: &Shape, b: &Shape) -> Result<Shape> {
         out.push(d);
     }
     Ok(Shape(out))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::DType;
+
+    #[test]
+    fn sizes_are_checked() {
+        assert_eq!(try_numel(&[]).unwrap(), 1);
+        assert_eq!(try_numel(&[3, 0, 1 << 62]).unwrap(), 0);
+        assert!(try_numel(&[1 << 62, 4]).is_err());
+        assert_eq!(nbytes(DType::F16, &[3, 5]).unwrap(), 30);
+        assert!(nbytes(DType::F32, &[1 << 62]).is_err(), "bytes overflow");
+        assert!(nbytes(DType::U8, &[usize::MAX]).is_err(), "beyond isize::MAX");
+        assert_eq!(nbytes(DType::U8, &[MAX_TENSOR_BYTES]).unwrap(), MAX_TENSOR_BYTES);
+    }
 }

@@ -1,12 +1,14 @@
 //! The executable: kernels for every node, params, and a run that evaluates the nodes in order.
 
 use crate::eval::{kernel, Env, Kernel};
-use crate::layout::Bindings;
+use crate::layout::{count, Bindings};
+use crate::mem::{to_u64, CpuRefOptions, Meter};
 use backend_api::decompose::Legalised;
+use backend_api::shape::nbytes;
 use backend_api::spec::op_label;
 use backend_api::{
     bail, bind_feeds, check_placement, check_slot, DType, DeviceStorage, DeviceTensor, Executable, Feed, Fetched,
-    Graph, Placement, Result, Signature, Tensor, TensorView,
+    Graph, Node, Placement, Result, Signature, Tensor, TensorView,
 };
 use std::any::Any;
 use std::collections::HashMap;
@@ -22,6 +24,7 @@ pub struct CpuRefExecutable {
     kernels: Arc<Vec<Kernel>>,
     sig: Signature,
     params: Arc<RwLock<HashMap<String, Tensor>>>,
+    opts: CpuRefOptions,
 }
 
 /// A "device-resident" value of the reference backend: host memory, owned.
@@ -45,6 +48,14 @@ impl DeviceStorage for CpuTensor {
     }
 }
 
+/// The bytes of a run input's owned copy.
+fn host_bytes(f: &Feed<'_>) -> usize {
+    match f {
+        Feed::Host(v) => v.bytes().len(),
+        Feed::Device(d) => d.downcast::<CpuTensor>().map_or(0, |t| t.0.bytes().len()),
+    }
+}
+
 /// The owned, canonical tensor behind a run input.
 fn feed_tensor(name: &str, f: &Feed<'_>) -> Result<Tensor> {
     match f {
@@ -64,7 +75,7 @@ fn feed_tensor(name: &str, f: &Feed<'_>) -> Result<Tensor> {
 impl CpuRefExecutable {
     /// Builds a kernel per node of `legal` (the legalised `user` graph); errs (`Unsupported`,
     /// naming the user's node and op) on an op not implemented.
-    pub(crate) fn new(user: &Graph, legal: Legalised) -> Result<CpuRefExecutable> {
+    pub(crate) fn new(user: &Graph, legal: Legalised, opts: CpuRefOptions) -> Result<CpuRefExecutable> {
         let mut kernels = Vec::with_capacity(legal.graph.nodes().len());
         for (id, node) in legal.graph.nodes().iter().enumerate() {
             let k = kernel(&node.op).map_err(|e| legal.user_error(user, e.at_node(id, op_label(&node.op))))?;
@@ -76,11 +87,17 @@ impl CpuRefExecutable {
             kernels: Arc::new(kernels),
             sig: Signature::of(user),
             params: Arc::new(RwLock::new(HashMap::new())),
+            opts,
         })
     }
 
     /// Evaluates every node in order and returns the values of every node's outputs.
-    fn evaluate(&self, inputs: &HashMap<String, Tensor>, bindings: &mut Bindings) -> Result<Vec<Vec<Tensor>>> {
+    fn evaluate(
+        &self,
+        inputs: &HashMap<String, Tensor>,
+        bindings: &mut Bindings,
+        meter: &mut Meter,
+    ) -> Result<Vec<Vec<Tensor>>> {
         let Ok(params) = self.params.read() else { bail!(Device, "the params lock was poisoned by a panic") };
         let graph = &self.legal.graph;
         let mut values: Vec<Vec<Tensor>> = Vec::with_capacity(graph.nodes().len());
@@ -98,17 +115,47 @@ impl CpuRefExecutable {
                     }
                 }
             }
-            let env = Env { inputs, params: &params, bindings };
-            let outs = kern(&ins, &env).map_err(ctx)?;
+            check_memory(node, &ins, bindings, meter).map_err(ctx)?;
+            let outs = kern(&ins, &Env { inputs, params: &params, bindings }).map_err(ctx)?;
             check_outputs(node, &outs, bindings).map_err(ctx)?;
+            for (i, t) in outs.iter().enumerate() {
+                meter.hold(t.bytes().len(), &format!("output {i} {}{:?}", t.dtype(), t.shape())).map_err(ctx)?;
+            }
             values.push(outs);
         }
         Ok(values)
     }
 }
 
+/// The sizes of the node's declared outputs, when every symbol in them is bound already.
+fn declared_dims(node: &Node, bindings: &Bindings) -> Option<Vec<Vec<usize>>> {
+    node.outputs.iter().map(|o| bindings.resolve(&o.shape).ok()).collect()
+}
+
+/// Checks before a node runs that its outputs (where their sizes are known) and its working memory
+/// fit under the memory cap beside what is live: a `Shape` error for an impossible size, a
+/// `Capacity` error past the cap. Outputs whose symbols are not bound yet are counted after the
+/// kernel ran.
+fn check_memory(node: &Node, ins: &[&Tensor], bindings: &Bindings, meter: &Meter) -> Result<()> {
+    let mut elements = 0u64;
+    for t in ins {
+        elements = elements.saturating_add(to_u64(count(t.shape())?));
+    }
+    let declared = declared_dims(node, bindings);
+    let mut out_bytes = 0usize;
+    let mut shapes = Vec::new();
+    for (o, dims) in node.outputs.iter().zip(declared.iter().flatten()) {
+        let b = nbytes(o.dtype, dims).map_err(|e| e.context(format!("declared output {}{dims:?}", o.dtype)))?;
+        let Some(sum) = out_bytes.checked_add(b) else { bail!(Shape, "the node's outputs need more than usize bytes") };
+        out_bytes = sum;
+        elements = elements.saturating_add(to_u64(count(dims)?));
+        shapes.push(format!("{}{dims:?}", o.dtype));
+    }
+    meter.check_node(out_bytes, elements, &format!("the node (outputs {})", shapes.join(", ")))
+}
+
 /// Checks computed outputs against the node's inferred types (the deferred checks of §1.2).
-fn check_outputs(node: &backend_api::Node, outs: &[Tensor], bindings: &mut Bindings) -> Result<()> {
+fn check_outputs(node: &Node, outs: &[Tensor], bindings: &mut Bindings) -> Result<()> {
     if outs.len() != node.outputs.len() {
         bail!(Arity, "computed {} outputs, the node declares {}", outs.len(), node.outputs.len());
     }
@@ -150,13 +197,16 @@ impl Executable for CpuRefExecutable {
     fn run_with(&mut self, inputs: &[(&str, Feed<'_>)], placement: &[Placement]) -> Result<Vec<Fetched>> {
         let (feeds, slots) = bind_feeds(&self.sig, inputs)?;
         check_placement(&self.sig, placement)?;
+        let mut meter = Meter::new(&self.opts);
         let mut by_name = HashMap::new();
         for (slot, f) in self.sig.inputs.iter().zip(&feeds) {
+            // The owned copy is made only once its size is known to fit.
+            meter.hold(host_bytes(f), &format!("input {:?}", slot.name))?;
             by_name.insert(slot.name.clone(), feed_tensor(&slot.name, f)?);
         }
         self.check_params_set()?;
         let mut bindings = Bindings::from_slots(slots);
-        let values = self.evaluate(&by_name, &mut bindings)?;
+        let values = self.evaluate(&by_name, &mut bindings, &mut meter)?;
         let outputs = self.legal.graph.outputs();
         let mut outs = Vec::with_capacity(outputs.len());
         for (i, v) in outputs.iter().enumerate() {
@@ -178,6 +228,7 @@ impl Executable for CpuRefExecutable {
             kernels: self.kernels.clone(),
             sig: self.sig.clone(),
             params: self.params.clone(),
+            opts: self.opts,
         }))
     }
 }

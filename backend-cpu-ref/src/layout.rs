@@ -1,7 +1,8 @@
 //! Index arithmetic on row-major shapes: multi-index iteration, strides, broadcasting, and the
 //! byte gather that every movement op is written with.
 
-use backend_api::shape::{numel, strides};
+use crate::mem::{try_bytes, try_vec};
+use backend_api::shape::try_numel;
 use backend_api::{bail, DType, Dim, Result, Shape, Tensor};
 
 /// The sizes bound to symbolic dims during one run: (symbol, size, who bound it).
@@ -67,10 +68,28 @@ impl Bindings {
     }
 }
 
+/// The element count of `dims`: 0 when any dim is 0 (even if the others multiply past `usize`),
+/// else the checked product ([`try_numel`]: a `Shape` error on overflow).
+pub fn count(dims: &[usize]) -> Result<usize> {
+    if dims.contains(&0) {
+        return Ok(0);
+    }
+    try_numel(dims)
+}
+
+/// `(outer, len, inner)` of `dims` around `axis`: the element counts of the dims before it, its
+/// size, and the element count of the dims after it (each checked, 0 when a dim is 0).
+pub fn split(dims: &[usize], axis: usize, what: &str) -> Result<(usize, usize, usize)> {
+    match (dims.get(..axis), dims.get(axis), dims.get(axis + 1..)) {
+        (Some(before), Some(&len), Some(after)) => Ok((count(before)?, len, count(after)?)),
+        _ => bail!(Axis, "{what}: axis {axis} out of range for shape {dims:?}"),
+    }
+}
+
 /// Calls `f` with every multi-index of `dims` in row-major order (once for rank 0, never when a
 /// dim is 0).
 pub fn for_each_index(dims: &[usize], mut f: impl FnMut(&[usize]) -> Result<()>) -> Result<()> {
-    if numel(dims) == 0 {
+    if dims.contains(&0) {
         return Ok(());
     }
     let mut idx = vec![0usize; dims.len()];
@@ -91,9 +110,28 @@ pub fn for_each_index(dims: &[usize], mut f: impl FnMut(&[usize]) -> Result<()>)
     }
 }
 
-/// The linear (row-major) offset of `idx` given `strides`.
+/// Row-major strides (in elements) of a contiguous tensor of `dims`, products checked. An empty
+/// tensor gets all-zero strides: no element of it is ever addressed, and its other dims may
+/// multiply past `usize` (`[0, 2^62, 2^62]`).
+pub fn strides(dims: &[usize]) -> Result<Vec<usize>> {
+    let mut s = vec![0usize; dims.len()];
+    if dims.contains(&0) {
+        return Ok(s);
+    }
+    let mut acc = 1usize;
+    for (st, &d) in s.iter_mut().zip(dims).rev() {
+        *st = acc;
+        let Some(next) = acc.checked_mul(d) else { bail!(Shape, "a tensor of dims {dims:?} has too many elements") };
+        acc = next;
+    }
+    Ok(s)
+}
+
+/// The linear (row-major) offset of `idx` given `strides`. Saturates instead of wrapping, so an
+/// index outside the tensor gives an offset outside it (which every reader turns into an error),
+/// never an alias of a valid one.
 pub fn offset(idx: &[usize], strides: &[usize]) -> usize {
-    idx.iter().zip(strides).map(|(i, s)| i * s).sum()
+    idx.iter().zip(strides).fold(0usize, |acc, (i, s)| acc.saturating_add(i.saturating_mul(*s)))
 }
 
 /// The numpy broadcast of several shapes (§1.4).
@@ -120,7 +158,7 @@ pub fn broadcast_strides(from: &[usize], to: &[usize]) -> Result<Vec<usize>> {
     if from.len() > to.len() {
         bail!(Shape, "cannot broadcast shape {from:?} to the lower-rank shape {to:?}");
     }
-    let own = strides(from);
+    let own = strides(from)?;
     let pad = to.len() - from.len();
     let mut out = vec![0usize; to.len()];
     for (i, &d) in from.iter().enumerate() {
@@ -137,7 +175,7 @@ pub fn broadcast_strides(from: &[usize], to: &[usize]) -> Result<Vec<usize>> {
 /// broadcasting.
 pub fn broadcast_map(from: &[usize], to: &[usize]) -> Result<Vec<usize>> {
     let st = broadcast_strides(from, to)?;
-    let mut map = Vec::with_capacity(numel(to));
+    let mut map = try_vec(count(to)?)?;
     for_each_index(to, |idx| {
         map.push(offset(idx, &st));
         Ok(())
@@ -148,7 +186,8 @@ pub fn broadcast_map(from: &[usize], to: &[usize]) -> Result<Vec<usize>> {
 /// The bytes of element `i` of `t`, or an error (never a panic) if `i` is out of range.
 pub fn element(t: &Tensor, i: usize) -> Result<&[u8]> {
     let s = t.dtype().size();
-    match t.bytes().get(i * s..(i + 1) * s) {
+    let range = i.checked_mul(s).and_then(|start| Some(start..start.checked_add(s)?));
+    match range.and_then(|r| t.bytes().get(r)) {
         Some(b) => Ok(b),
         None => bail!(Shape, "element {i} is outside a {}{:?} tensor", t.dtype(), t.shape()),
     }
@@ -163,7 +202,7 @@ pub fn gather(
     mut src: impl FnMut(&[usize]) -> Option<usize>,
 ) -> Result<Tensor> {
     let dtype: DType = x.dtype();
-    let mut data = Vec::with_capacity(numel(out_shape) * dtype.size());
+    let mut data = try_bytes(dtype, out_shape)?;
     for_each_index(out_shape, |o| {
         match (src(o), fill) {
             (Some(i), _) => data.extend_from_slice(element(x, i)?),

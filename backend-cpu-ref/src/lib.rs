@@ -14,6 +14,7 @@
 mod eval;
 mod exec;
 mod layout;
+mod mem;
 mod ops;
 pub mod value;
 
@@ -21,15 +22,36 @@ use backend_api::decompose::{legalise, reachable};
 use backend_api::{Backend, Capabilities, CompileOptions, DType, Executable, Graph, OpKind, Result};
 
 pub use exec::CpuRefExecutable;
+pub use mem::{physical_memory_bytes, CpuRefOptions, FALLBACK_MAX_MEMORY_BYTES};
 
-/// The reference backend. Stateless; every compile makes an independent executable.
+/// The reference backend: its options, and nothing else; every compile makes an independent
+/// executable.
 #[derive(Clone, Copy, Debug, Default)]
-pub struct CpuRefBackend;
+pub struct CpuRefBackend {
+    /// `None`: [`CpuRefOptions::default`], read when an executable is compiled.
+    opts: Option<CpuRefOptions>,
+}
+
+/// The reference backend with default options, as a value: keeps the unit-struct spelling
+/// `CpuRefBackend.compile(..)` of callers written before [`CpuRefOptions`] compiling (prefer
+/// [`CpuRefBackend::new`]).
+#[allow(non_upper_case_globals)]
+pub const CpuRefBackend: CpuRefBackend = CpuRefBackend { opts: None };
 
 impl CpuRefBackend {
-    /// A new reference backend.
+    /// A reference backend with default options (a memory cap of half of physical memory).
     pub fn new() -> CpuRefBackend {
-        CpuRefBackend
+        CpuRefBackend { opts: None }
+    }
+
+    /// A reference backend with `opts`.
+    pub fn with_options(opts: &CpuRefOptions) -> CpuRefBackend {
+        CpuRefBackend { opts: Some(*opts) }
+    }
+
+    /// The options its executables run with.
+    pub fn options(&self) -> CpuRefOptions {
+        self.opts.unwrap_or_default()
     }
 }
 
@@ -54,7 +76,7 @@ impl Backend for CpuRefBackend {
     fn compile(&self, graph: &Graph, options: &CompileOptions) -> Result<Box<dyn Executable>> {
         graph.validate()?;
         let legal = legalise(graph, &eval::implements, options.decompose_all)?;
-        Ok(Box::new(CpuRefExecutable::new(graph, legal)?))
+        Ok(Box::new(CpuRefExecutable::new(graph, legal, self.options())?))
     }
 
     fn implements(&self, kind: OpKind) -> bool {
@@ -63,7 +85,7 @@ impl Backend for CpuRefBackend {
 }
 
 fn create() -> Result<Box<dyn Backend>> {
-    Ok(Box::new(CpuRefBackend))
+    Ok(Box::new(CpuRefBackend::new()))
 }
 
 backend_api::register_backend!("cpu-ref", "plain CPU reference loops (the oracle)", create);

@@ -6,6 +6,7 @@
 //! compute on `Scalar`s and let `encode` do the single rounding (floats) or wrapping (integers), so
 //! that no op has its own conversion code.
 
+use crate::mem::try_bytes;
 use backend_api::{bail, DType, Result, Tensor};
 use half::{bf16, f16};
 
@@ -221,7 +222,7 @@ pub fn scalars(t: &Tensor) -> Vec<Scalar> {
 
 /// A tensor of `dtype` and `shape` holding `values` encoded by the `Cast` rules.
 pub fn from_scalars(dtype: DType, shape: &[usize], values: &[Scalar]) -> Result<Tensor> {
-    let mut data = Vec::with_capacity(values.len() * dtype.size());
+    let mut data = try_bytes(dtype, &[values.len()])?;
     for &v in values {
         encode(v, dtype, &mut data);
     }
@@ -247,7 +248,7 @@ pub fn from_floats(dtype: DType, shape: &[usize], values: &[f64]) -> Result<Tens
     if !dtype.is_float() {
         bail!(DType, "expected a float output dtype, got {dtype}");
     }
-    let mut data = Vec::with_capacity(values.len() * dtype.size());
+    let mut data = try_bytes(dtype, &[values.len()])?;
     for &v in values {
         encode(Scalar::F(v), dtype, &mut data);
     }

@@ -1,6 +1,7 @@
 //! The training backward ops that have no section of their forward op's (§2.16) and that cpu-ref
 //! implements: SoftmaxCrossEntropyBackward (§2.16.3), in f64, rounded once into the logits' dtype.
 
+use crate::mem::try_filled;
 use crate::ops::norm::cross_entropy::{max_and_sum, operands, without};
 use crate::value::{floats, from_floats};
 use backend_api::{bail, Result, Tensor};
@@ -19,7 +20,10 @@ pub fn softmax_cross_entropy_backward(
         bail!(Shape, "{op} d_loss {}{:?} must be {}{want:?}", d_loss.dtype(), d_loss.shape(), logits.dtype());
     }
     let dl = floats(d_loss, &format!("{op} d_loss"))?;
-    let mut dx = vec![0.0; p.x.len()];
+    if p.x.is_empty() {
+        return from_floats(logits.dtype(), logits.shape(), &[]);
+    }
+    let mut dx = try_filled(p.x.len(), 0.0)?;
     for o in 0..p.outer {
         for j in 0..p.inner {
             let at = move |c: usize| (o * p.c + c) * p.inner + j;

@@ -1,8 +1,7 @@
 //! ResizeNearest (§2.9.5): nearest-neighbour upsampling by integer factors, an exact copy of input
 //! elements for every dtype.
 
-use crate::layout::{gather, offset};
-use backend_api::shape::strides;
+use crate::layout::{gather, offset, strides};
 use backend_api::{bail, Result, Tensor};
 
 /// `out[n, c, o] = x[n, c, o div scales]` per spatial dim.
@@ -18,7 +17,7 @@ pub fn resize_nearest(x: &Tensor, scales: &[u32]) -> Result<Tensor> {
             None => bail!(Shape, "ResizeNearest of {xd:?} by {scales:?} overflows"),
         }
     }
-    let xs = strides(xd);
+    let xs = strides(xd)?;
     gather(x, &out, None, |o| {
         let mut idx = o.to_vec();
         for (i, &s) in idx[2..].iter_mut().zip(scales) {

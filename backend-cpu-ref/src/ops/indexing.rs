@@ -6,20 +6,18 @@
 //! are in range by construction; offsets built from index values are only used after
 //! [`resolve`] has placed them in `[0, A)`.
 
-use crate::layout::{element, Bindings};
+use crate::layout::{count, element, split, Bindings};
+use crate::mem::{try_bytes, try_filled};
 use crate::value::{decode, encode, floats, from_floats, scalars, to_int, wrap, Scalar};
 use backend_api::op::GatherBackwardAttrs;
-use backend_api::shape::numel;
+use backend_api::shape::nbytes;
 use backend_api::{bail, DType, Result, Tensor};
 use std::collections::BTreeMap;
 
 /// `(outer, len, inner)` of `dims` around `axis`: the products of the dims before it, its size,
 /// and the product of the dims after it.
 pub(crate) fn around(dims: &[usize], axis: usize, what: &str) -> Result<(usize, usize, usize)> {
-    if axis >= dims.len() {
-        bail!(Axis, "{what}: axis {axis} out of range for shape {dims:?}");
-    }
-    Ok((numel(&dims[..axis]), dims[axis], numel(&dims[axis + 1..])))
+    split(dims, axis, what)
 }
 
 /// `a + b` for two elements of `dt`: floats in f64 (rounded later, once), integers wrapped to
@@ -67,16 +65,22 @@ fn gathered(dims: &[usize], axis: usize, indices: &[usize]) -> Vec<usize> {
 pub fn gather(data: &Tensor, indices: &Tensor, axis: usize) -> Result<Tensor> {
     let (outer, a, inner) = around(data.shape(), axis, "Gather data")?;
     let idx = index_values(indices, "Gather")?;
-    let size = data.dtype().size();
-    let zero = vec![0u8; inner * size];
     let shape = gathered(data.shape(), axis, indices.shape());
-    let mut out = Vec::with_capacity(numel(&shape) * size);
+    let mut out = try_bytes(data.dtype(), &shape)?;
+    if out.capacity() == 0 {
+        // No elements: the other dims may be huge and the loops below would run for nothing.
+        return Tensor::from_bytes(data.dtype(), &shape, out);
+    }
+    let zero = try_filled(nbytes(data.dtype(), &[inner])?, 0u8)?;
     for o in 0..outer {
         for &i in &idx {
             match resolve(i, a) {
                 Some(r) => {
-                    let start = (o * a + r) * inner * size;
-                    match data.bytes().get(start..start + inner * size) {
+                    // Rows of the (non-empty) data, so every product is below its byte length;
+                    // checked anyway, a failure reads as out of range.
+                    let start = o.checked_mul(a).and_then(|x| x.checked_add(r)).and_then(|x| x.checked_mul(zero.len()));
+                    let row = start.and_then(|s| Some(s..s.checked_add(zero.len())?));
+                    match row.and_then(|row| data.bytes().get(row)) {
                         Some(b) => out.extend_from_slice(b),
                         None => bail!(Shape, "Gather row {r} outside data {:?}", data.shape()),
                     }
@@ -115,6 +119,10 @@ pub fn scatter_add(data: &Tensor, indices: &Tensor, updates: &Tensor, axis: usiz
     let dt = data.dtype();
     let (outer, a, inner) = around(data.shape(), axis, "ScatterAdd data")?;
     check_updates(data, indices, updates, axis)?;
+    if count(data.shape())? == 0 || count(updates.shape())? == 0 {
+        // Nothing to add to, or nothing to add (out-of-range indices of an empty axis are skipped).
+        return Ok(data.clone());
+    }
     let idx = index_values(indices, "ScatterAdd")?;
     let upd = scalars(updates);
     // Only touched elements are decoded, so a huge `data` with few updates stays cheap.
@@ -124,7 +132,9 @@ pub fn scatter_add(data: &Tensor, indices: &Tensor, updates: &Tensor, axis: usiz
             let Some(r) = resolve(i, a) else { continue };
             for t in 0..inner {
                 let e = (o * a + r) * inner + t;
-                let u = upd[(o * idx.len() + j) * inner + t];
+                let Some(&u) = upd.get((o * idx.len() + j) * inner + t) else {
+                    bail!(Shape, "ScatterAdd update ({o}, {j}, {t}) outside updates {:?}", updates.shape());
+                };
                 let cur = match acc.get(&e) {
                     Some(&s) => s,
                     None => decode(dt, element(data, e)?),
@@ -164,12 +174,19 @@ pub fn gather_backward(dy: &Tensor, indices: &Tensor, a: &GatherBackwardAttrs, b
     }
     let idx = index_values(indices, "GatherBackward")?;
     let g = floats(dy, "GatherBackward dy")?;
-    let mut out = vec![0.0f64; numel(&dims)];
+    let mut out = try_filled(count(&dims)?, 0.0f64)?;
+    if out.is_empty() || g.is_empty() {
+        return from_floats(dy.dtype(), &dims, &out);
+    }
     for o in 0..outer {
         for (j, &i) in idx.iter().enumerate() {
             let Some(r) = resolve(i, size) else { continue };
             for t in 0..inner {
-                out[(o * size + r) * inner + t] += g[(o * idx.len() + j) * inner + t];
+                let (e, s) = ((o * size + r) * inner + t, (o * idx.len() + j) * inner + t);
+                match (out.get_mut(e), g.get(s)) {
+                    (Some(d), Some(v)) => *d += v,
+                    _ => bail!(Shape, "GatherBackward element {e} / dy element {s} out of range"),
+                }
             }
         }
     }

@@ -6,10 +6,10 @@
 //! operands before the loops start, and a tensor's element count always matches its shape.
 
 use super::elementwise::float_unary;
-use crate::layout::{broadcast_map, broadcast_shape, broadcast_strides, for_each_index, offset};
+use crate::layout::{broadcast_map, broadcast_shape, broadcast_strides, count, for_each_index, offset, strides};
+use crate::mem::try_vec;
 use crate::value::{floats, from_floats};
 use backend_api::op::{DotGeneralAttrs, UnaryOp};
-use backend_api::shape::{numel, strides};
 use backend_api::{bail, Result, Tensor};
 
 /// `out[β, i, j] = Σ_k a[β_a, i, k] · b[β_b, k, j]` with broadcast batch dims.
@@ -56,8 +56,15 @@ fn matmul_f64(a: &Tensor, b: &Tensor) -> Result<(Vec<usize>, Vec<f64>)> {
     let batch = broadcast_shape(&[&ad[..ra - 2], &bd[..rb - 2]])?;
     // Strides in whole matrices of each operand's batch dims, read under broadcasting.
     let (sa, sb) = (broadcast_strides(&ad[..ra - 2], &batch)?, broadcast_strides(&bd[..rb - 2], &batch)?);
+    let mut shape = batch.clone();
+    shape.extend([m, n]);
+    let len = count(&shape)?;
+    if len == 0 {
+        // No output element: no loop over the (maybe huge) batch around an empty matrix.
+        return Ok((shape, Vec::new()));
+    }
     let (va, vb) = (floats(a, "MatMul a")?, floats(b, "MatMul b")?);
-    let mut out = Vec::with_capacity(numel(&batch) * m * n);
+    let mut out = try_vec(len)?;
     for_each_index(&batch, |bi| {
         let (oa, ob) = (offset(bi, &sa) * m * k, offset(bi, &sb) * k * n);
         for i in 0..m {
@@ -71,8 +78,6 @@ fn matmul_f64(a: &Tensor, b: &Tensor) -> Result<(Vec<usize>, Vec<f64>)> {
         }
         Ok(())
     })?;
-    let mut shape = batch;
-    shape.extend([m, n]);
     Ok((shape, out))
 }
 
@@ -84,7 +89,7 @@ pub fn dot_general(l: &Tensor, r: &Tensor, at: &DotGeneralAttrs) -> Result<Tenso
         (0..ld.len()).filter(|a| !at.lhs_batch.contains(a) && !at.lhs_contract.contains(a)).collect();
     let rfree: Vec<usize> =
         (0..rd.len()).filter(|a| !at.rhs_batch.contains(a) && !at.rhs_contract.contains(a)).collect();
-    let (ls, rs) = (strides(ld), strides(rd));
+    let (ls, rs) = (strides(ld)?, strides(rd)?);
     // Per output axis: its size and the strides it advances in lhs and in rhs.
     let mut out = Vec::new();
     let (mut lo, mut ro) = (Vec::new(), Vec::new());
@@ -106,8 +111,12 @@ pub fn dot_general(l: &Tensor, r: &Tensor, at: &DotGeneralAttrs) -> Result<Tenso
     let cdims: Vec<usize> = at.lhs_contract.iter().map(|&a| ld[a]).collect();
     let lc: Vec<usize> = at.lhs_contract.iter().map(|&a| ls[a]).collect();
     let rc: Vec<usize> = at.rhs_contract.iter().map(|&a| rs[a]).collect();
+    let len = count(&out)?;
+    if len == 0 {
+        return from_floats(l.dtype(), &out, &[]);
+    }
     let (vl, vr) = (floats(l, "DotGeneral lhs")?, floats(r, "DotGeneral rhs")?);
-    let mut v = Vec::with_capacity(numel(&out));
+    let mut v = try_vec(len)?;
     for_each_index(&out, |o| {
         let (lb, rb) = (offset(o, &lo), offset(o, &ro));
         let mut acc = 0.0;

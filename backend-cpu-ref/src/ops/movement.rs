@@ -2,15 +2,15 @@
 //! output multi-index, which input element it copies; [`gather`] copies the bytes unchanged, so
 //! these ops are exact for every dtype.
 
-use crate::layout::{broadcast_strides, gather, offset, Bindings};
+use crate::layout::{broadcast_strides, count, gather, offset, split, strides, Bindings};
+use crate::mem::try_bytes;
 use crate::value::{encode, Scalar};
 use backend_api::op::{DimSpec, NarrowAttrs, PadAttrs, PadMode};
-use backend_api::shape::{numel, strides};
 use backend_api::{bail, Result, Shape, Tensor};
 
 /// The same bytes under `new_shape`; symbols come from `bindings`, `Infer` from the element count.
 pub fn reshape(x: &Tensor, new_shape: &[DimSpec], bindings: &Bindings) -> Result<Tensor> {
-    let n = x.numel();
+    let n = count(x.shape())?;
     let mut dims = Vec::with_capacity(new_shape.len());
     let mut infer_at = None;
     for (i, d) in new_shape.iter().enumerate() {
@@ -24,21 +24,23 @@ pub fn reshape(x: &Tensor, new_shape: &[DimSpec], bindings: &Bindings) -> Result
         });
     }
     if let Some(i) = infer_at {
-        let known = numel(&dims);
+        let known = count(&dims)?;
         if known == 0 || !n.is_multiple_of(known) {
             bail!(ShapeBinding, "Reshape of {:?} to {new_shape:?}: cannot infer a dim from {known}", x.shape());
         }
         dims[i] = n / known;
     }
-    if numel(&dims) != n {
-        bail!(ShapeBinding, "Reshape of {:?} ({n} elements) to {dims:?} ({} elements)", x.shape(), numel(&dims));
+    // An overflowing product is a count no input can have: the same mismatch.
+    let got = count(&dims).map_err(|e| e.context(format!("Reshape of {:?} to {dims:?}", x.shape())))?;
+    if got != n {
+        bail!(ShapeBinding, "Reshape of {:?} ({n} elements) to {dims:?} ({got} elements)", x.shape());
     }
     x.clone().reshaped(&dims)
 }
 
 /// `out[i_0, …] = x[j]` with `j[perm[k]] = i_k`.
 pub fn transpose(x: &Tensor, perm: &[usize]) -> Result<Tensor> {
-    let (xd, xs) = (x.shape(), strides(x.shape()));
+    let (xd, xs) = (x.shape(), strides(x.shape())?);
     if perm.len() != xd.len() || perm.iter().any(|&p| p >= xd.len()) {
         bail!(Axis, "Transpose perm {perm:?} does not fit {xd:?}");
     }
@@ -51,11 +53,13 @@ pub fn transpose(x: &Tensor, perm: &[usize]) -> Result<Tensor> {
 pub fn narrow(x: &Tensor, a: &NarrowAttrs) -> Result<Tensor> {
     let mut out = x.shape().to_vec();
     let Some(d) = out.get_mut(a.axis) else { bail!(Axis, "Narrow axis {} out of range for {:?}", a.axis, x.shape()) };
-    if a.step == 0 || a.start > *d || (a.len > 0 && a.start + (a.len - 1) * a.step >= *d) {
+    // The last index read, `start + (len − 1)·step`, checked: an overflow reads outside too.
+    let last = a.len.checked_sub(1).map(|l| l.checked_mul(a.step).and_then(|s| s.checked_add(a.start)));
+    if a.step == 0 || a.start > *d || last.is_some_and(|l| l.is_none_or(|l| l >= *d)) {
         bail!(Attribute, "Narrow {a:?} reads outside axis {} of {:?}", a.axis, x.shape());
     }
     *d = a.len;
-    let xs = strides(x.shape());
+    let xs = strides(x.shape())?;
     gather(x, &out, None, |o| {
         let mut idx = o.to_vec();
         idx[a.axis] = a.start + o[a.axis] * a.step;
@@ -77,12 +81,19 @@ pub fn concat(xs: &[&Tensor], axis: usize) -> Result<Tensor> {
         if x.dtype() != dtype || !same_rest {
             bail!(Shape, "Concat input {}{:?} does not match {}{:?}", x.dtype(), x.shape(), dtype, x0.shape());
         }
-        out[axis] += x.shape()[axis];
+        let Some(total) = out[axis].checked_add(x.shape()[axis]) else {
+            bail!(Shape, "Concat of {} inputs along axis {axis}: the axis overflows usize", xs.len())
+        };
+        out[axis] = total;
     }
-    // Each input contributes a contiguous block of `shape[axis]·inner` elements per outer index.
-    let outer: usize = out[..axis].iter().product();
-    let inner: usize = out[axis + 1..].iter().product();
-    let mut data = Vec::with_capacity(numel(&out) * dtype.size());
+    let mut data = try_bytes(dtype, &out)?;
+    if data.capacity() == 0 {
+        // No elements: the outer dims may be huge and the loop below would run for nothing.
+        return Tensor::from_bytes(dtype, &out, data);
+    }
+    // Each input contributes a contiguous block of `shape[axis]·inner` elements per outer index;
+    // the output is not empty, so these products are below its byte size.
+    let (outer, _, inner) = split(&out, axis, "Concat")?;
     for o in 0..outer {
         for x in xs {
             let block = x.shape()[axis] * inner * dtype.size();
@@ -104,7 +115,7 @@ pub fn expand(x: &Tensor, target: &Shape, bindings: &Bindings) -> Result<Tensor>
 
 /// Flips the listed axes.
 pub fn reverse(x: &Tensor, axes: &[usize]) -> Result<Tensor> {
-    let (xd, xs) = (x.shape().to_vec(), strides(x.shape()));
+    let (xd, xs) = (x.shape().to_vec(), strides(x.shape())?);
     if axes.iter().any(|&a| a >= xd.len()) {
         bail!(Axis, "Reverse axes {axes:?} out of range for {xd:?}");
     }
@@ -119,12 +130,15 @@ pub fn reverse(x: &Tensor, axes: &[usize]) -> Result<Tensor> {
 
 /// Border padding by `Constant`, `Reflect` or `Edge` (§2.3.7).
 pub fn pad(x: &Tensor, a: &PadAttrs) -> Result<Tensor> {
-    let (xd, xs) = (x.shape().to_vec(), strides(x.shape()));
+    let (xd, xs) = (x.shape().to_vec(), strides(x.shape())?);
     let r = xd.len();
     if a.pads_begin.len() != r || a.pads_end.len() != r {
         bail!(Attribute, "Pad of {xd:?}: pads {:?} / {:?} need {r} entries", a.pads_begin, a.pads_end);
     }
-    let out: Vec<usize> = (0..r).map(|i| xd[i] + a.pads_begin[i] + a.pads_end[i]).collect();
+    let padded = |i: usize| xd[i].checked_add(a.pads_begin[i])?.checked_add(a.pads_end[i]);
+    let Some(out) = (0..r).map(padded).collect::<Option<Vec<usize>>>() else {
+        bail!(Shape, "Pad of {xd:?} by {:?} / {:?} overflows usize", a.pads_begin, a.pads_end);
+    };
     let mut fill = Vec::new();
     let value = match a.mode {
         PadMode::Constant { value } => value,
@@ -135,16 +149,17 @@ pub fn pad(x: &Tensor, a: &PadAttrs) -> Result<Tensor> {
     gather(x, &out, Some(&fill), |o| {
         let mut idx = Vec::with_capacity(r);
         for (i, &oi) in o.iter().enumerate() {
-            idx.push(pad_source(oi as i64 - a.pads_begin[i] as i64, xd[i] as i64, a.mode)?);
+            // usize → i128 is lossless, so no position aliases another.
+            idx.push(pad_source(oi as i128 - a.pads_begin[i] as i128, xd[i] as i128, a.mode)?);
         }
         Some(offset(&idx, &xs))
     })
 }
 
 /// The input index read for padded position `p` on an axis of size `d`, or `None` for the fill.
-fn pad_source(p: i64, d: i64, mode: PadMode) -> Option<usize> {
+fn pad_source(p: i128, d: i128, mode: PadMode) -> Option<usize> {
     if (0..d).contains(&p) {
-        return Some(p as usize);
+        return usize::try_from(p).ok();
     }
     let q = match mode {
         PadMode::Constant { .. } => return None,
@@ -159,7 +174,7 @@ fn pad_source(p: i64, d: i64, mode: PadMode) -> Option<usize> {
     };
     // Validation keeps reflect pads below `d`; anything else would be a bug, reported by gather.
     if (0..d).contains(&q) {
-        Some(q as usize)
+        usize::try_from(q).ok()
     } else {
         None
     }
@@ -288,5 +303,21 @@ mod tests {
             .unwrap();
         assert_eq!(y.dtype(), DType::U8);
         assert_eq!(at(&y, 0), [0]);
+    }
+
+    #[test]
+    fn impossible_sizes_are_errors_not_wraps() {
+        let x = t(&[4], &[1, 2, 3, 4]);
+        let pads = PadAttrs { pads_begin: vec![0], pads_end: vec![usize::MAX], mode: PadMode::Constant { value: 0.0 } };
+        assert_eq!(pad(&x, &pads).unwrap_err().kind(), backend_api::ErrorKind::Shape);
+        let pads = PadAttrs { pads_begin: vec![1 << 62], pads_end: vec![0], mode: PadMode::Constant { value: 0.0 } };
+        assert_eq!(pad(&x, &pads).unwrap_err().kind(), backend_api::ErrorKind::Shape);
+        let dims = [DimSpec::Static((1 << 62) + 1), DimSpec::Static(4)];
+        assert!(reshape(&x, &dims, &Bindings::default()).is_err());
+        let huge = NarrowAttrs { axis: 0, start: 1, len: 3, step: usize::MAX / 2 };
+        assert_eq!(narrow(&x, &huge).unwrap_err().kind(), backend_api::ErrorKind::Attribute);
+        let e = Tensor::from_bytes(DType::I32, &[0, 1 << 62], Vec::new()).unwrap();
+        assert_eq!(concat(&[&e, &e], 1).unwrap().shape(), &[0, 1 << 63]);
+        assert_eq!(concat(&[&e, &e, &e, &e], 1).unwrap_err().kind(), backend_api::ErrorKind::Shape);
     }
 }

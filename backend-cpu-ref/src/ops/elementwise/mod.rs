@@ -3,6 +3,7 @@
 //! `cast`.
 
 use crate::layout::{broadcast_map, broadcast_shape, element};
+use crate::mem::{try_bytes, try_vec};
 use crate::ops::math;
 use crate::value::{decode, from_scalars, scalars, Scalar};
 use backend_api::op::{BinaryOp, CompareOp, UnaryOp};
@@ -42,7 +43,7 @@ pub fn where_(cond: &Tensor, x: &Tensor, y: &Tensor) -> Result<Tensor> {
     let shape = broadcast_shape(&[cond.shape(), x.shape(), y.shape()])?;
     let (mc, mx, my) =
         (broadcast_map(cond.shape(), &shape)?, broadcast_map(x.shape(), &shape)?, broadcast_map(y.shape(), &shape)?);
-    let mut data = Vec::with_capacity(mc.len() * x.dtype().size());
+    let mut data = try_bytes(x.dtype(), &shape)?;
     for ((&c, &i), &j) in mc.iter().zip(&mx).zip(&my) {
         let pick = decode(DType::Bool, element(cond, c)?) == Scalar::B(true);
         data.extend_from_slice(if pick { element(x, i)? } else { element(y, j)? });
@@ -61,7 +62,7 @@ pub fn fma(a: &Tensor, b: &Tensor, c: &Tensor) -> Result<Tensor> {
     let (ma, mb, mc) =
         (broadcast_map(a.shape(), &shape)?, broadcast_map(b.shape(), &shape)?, broadcast_map(c.shape(), &shape)?);
     let (va, vb, vc) = (scalars(a), scalars(b), scalars(c));
-    let mut out = Vec::with_capacity(ma.len());
+    let mut out = try_vec(ma.len())?;
     for ((&i, &j), &k) in ma.iter().zip(&mb).zip(&mc) {
         let (Some(Scalar::F(x)), Some(Scalar::F(y)), Some(Scalar::F(z))) = (va.get(i), vb.get(j), vc.get(k)) else {
             bail!(DType, "Fma operands must be floats");
@@ -79,7 +80,7 @@ fn zip2(a: &Tensor, b: &Tensor, out: DType, mut f: impl FnMut(Scalar, Scalar) ->
     let shape = broadcast_shape(&[a.shape(), b.shape()])?;
     let (ma, mb) = (broadcast_map(a.shape(), &shape)?, broadcast_map(b.shape(), &shape)?);
     let (va, vb) = (scalars(a), scalars(b));
-    let mut ys = Vec::with_capacity(ma.len());
+    let mut ys = try_vec(ma.len())?;
     for (&i, &j) in ma.iter().zip(&mb) {
         match (va.get(i), vb.get(j)) {
             (Some(&x), Some(&y)) => ys.push(f(x, y)?),

@@ -3,6 +3,7 @@
 //!
 //! Slice offsets are built from the checked shapes, so indexing is in range by construction.
 
+use crate::mem::try_vec;
 use crate::ops::indexing::around;
 use crate::ops::math;
 use crate::value::{floats, from_floats};
@@ -58,7 +59,11 @@ pub(crate) fn without(dims: &[usize], axis: usize) -> Vec<usize> {
 /// Terms with a zero target are skipped, so a masked (−∞) logit with target 0 stays finite.
 pub fn softmax_cross_entropy(logits: &Tensor, targets: &Tensor, axis: usize) -> Result<Tensor> {
     let p = operands(logits, targets, axis, "SoftmaxCrossEntropy")?;
-    let mut loss = Vec::with_capacity(p.outer * p.inner);
+    if p.x.is_empty() {
+        // Empty outer or inner dims (the class axis is not empty): no slice, an empty loss.
+        return from_floats(logits.dtype(), &without(logits.shape(), axis), &[]);
+    }
+    let mut loss = try_vec(p.outer * p.inner)?;
     for o in 0..p.outer {
         for j in 0..p.inner {
             let at = move |c: usize| (o * p.c + c) * p.inner + j;

@@ -3,6 +3,8 @@
 //!
 //! Indexing is in range by construction: slice offsets are built from the checked shape.
 
+use crate::layout::{count, split};
+use crate::mem::try_filled;
 use crate::ops::math;
 use crate::value::{floats, from_floats};
 use backend_api::op::NormAttrs;
@@ -12,19 +14,15 @@ pub(crate) mod cross_entropy;
 
 pub use cross_entropy::softmax_cross_entropy;
 
-/// `(outer, len, inner)` of `dims` around `axis`.
-fn split(dims: &[usize], axis: usize) -> Result<(usize, usize, usize)> {
-    if axis >= dims.len() {
-        bail!(Axis, "axis {axis} out of range for shape {dims:?}");
-    }
-    Ok((dims[..axis].iter().product(), dims[axis], dims[axis + 1..].iter().product()))
-}
-
 /// Softmax (`log = false`) or LogSoftmax (`log = true`) along `axis`, with the max subtracted.
 pub fn softmax(x: &Tensor, axis: usize, log: bool) -> Result<Tensor> {
     let v = floats(x, "Softmax input")?;
-    let (outer, len, inner) = split(x.shape(), axis)?;
-    let mut y = vec![0.0; v.len()];
+    let (outer, len, inner) = split(x.shape(), axis, "Softmax")?;
+    if v.is_empty() {
+        // The outer and inner dims may be huge around an empty axis: no loop over them.
+        return from_floats(x.dtype(), x.shape(), &v);
+    }
+    let mut y = try_filled(v.len(), 0.0)?;
     for o in 0..outer {
         for j in 0..inner {
             let at = |i: usize| (o * len + i) * inner + j;
@@ -46,7 +44,7 @@ fn norm_operands(x: &Tensor, gamma: &Tensor, beta: Option<&Tensor>, axis: usize)
     if axis >= d.len() {
         bail!(Axis, "norm axis {axis} out of range for {d:?}");
     }
-    let h: usize = d[axis..].iter().product();
+    let h = count(&d[axis..])?;
     for (name, t) in [("gamma", Some(gamma)), ("beta", beta)] {
         if let Some(t) = t {
             if t.dtype() != x.dtype() || t.shape() != &d[axis..] {
@@ -59,7 +57,7 @@ fn norm_operands(x: &Tensor, gamma: &Tensor, beta: Option<&Tensor>, axis: usize)
         gamma: floats(gamma, "gamma")?,
         beta: match beta {
             Some(b) => floats(b, "beta")?,
-            None => vec![0.0; h],
+            None => try_filled(h, 0.0)?,
         },
         h,
     })
@@ -76,7 +74,7 @@ struct NormData {
 pub fn layer_norm(x: &Tensor, gamma: &Tensor, beta: Option<&Tensor>, a: &NormAttrs) -> Result<Tensor> {
     let n = norm_operands(x, gamma, beta, a.axis)?;
     let eps = a.eps as f64;
-    let mut y = vec![0.0; n.x.len()];
+    let mut y = try_filled(n.x.len(), 0.0)?;
     for (row, out) in n.x.chunks_exact(n.h.max(1)).zip(y.chunks_exact_mut(n.h.max(1))) {
         let h = n.h as f64;
         let mu = row.iter().sum::<f64>() / h;
@@ -93,7 +91,7 @@ pub fn layer_norm(x: &Tensor, gamma: &Tensor, beta: Option<&Tensor>, a: &NormAtt
 pub fn rms_norm(x: &Tensor, gamma: &Tensor, beta: Option<&Tensor>, a: &NormAttrs) -> Result<Tensor> {
     let n = norm_operands(x, gamma, beta, a.axis)?;
     let eps = a.eps as f64;
-    let mut y = vec![0.0; n.x.len()];
+    let mut y = try_filled(n.x.len(), 0.0)?;
     for (row, out) in n.x.chunks_exact(n.h.max(1)).zip(y.chunks_exact_mut(n.h.max(1))) {
         let ms = row.iter().map(|v| v * v).sum::<f64>() / n.h as f64;
         let rho = 1.0 / (ms + eps).sqrt();

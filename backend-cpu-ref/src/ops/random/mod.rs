@@ -4,11 +4,11 @@
 //! f64: for F32/F16/BF16 outputs (and every `Sample`) the values are computed in f32 operation by
 //! operation, exactly as a GPU shader would, and only F64 outputs are computed in f64.
 
-use crate::layout::Bindings;
+use crate::layout::{count, Bindings};
+use crate::mem::try_vec;
 use crate::value::{floats, from_floats, from_scalars, Scalar};
 use backend_api::op::{RngBitsAttrs, RngNormalAttrs, RngUniformAttrs, SampleAttrs};
 use backend_api::philox::philox4x32_10;
-use backend_api::shape::numel;
 use backend_api::{bail, DType, Result, Tensor};
 
 /// `2^-24`, the weight of one step of a 24-bit uniform.
@@ -33,14 +33,14 @@ pub(crate) fn block(key: [u32; 2], seed: u64, b: u64) -> [u32; 4] {
     philox4x32_10([b as u32, (b >> 32) as u32, seed as u32, (seed >> 32) as u32], key)
 }
 
-/// The first `n` stream words, one Philox call per block of four.
-fn words(key: [u32; 2], seed: u64, n: usize) -> Vec<u32> {
-    let mut w = Vec::with_capacity(n);
+/// The first `n` stream words, one Philox call per block of four (allocated fallibly).
+fn words(key: [u32; 2], seed: u64, n: usize) -> Result<Vec<u32>> {
+    let mut w = try_vec(n)?;
     for b in 0..n.div_ceil(4) {
         let blk = block(key, seed, b as u64);
         w.extend(blk.iter().take(n - 4 * b));
     }
-    w
+    Ok(w)
 }
 
 /// `(word >> 8) · 2^-24`, exact in every float dtype.
@@ -52,7 +52,7 @@ fn unit(word: u32) -> f64 {
 pub fn rng_bits(key: &Tensor, a: &RngBitsAttrs, bindings: &Bindings) -> Result<Tensor> {
     let k = read_key(key, "RngBits")?;
     let dims = bindings.resolve(&a.shape)?;
-    let w: Vec<Scalar> = words(k, a.seed, numel(&dims)).into_iter().map(|w| Scalar::I(w as i128)).collect();
+    let w: Vec<Scalar> = words(k, a.seed, count(&dims)?)?.into_iter().map(|w| Scalar::I(w as i128)).collect();
     from_scalars(DType::U32, &dims, &w)
 }
 
@@ -62,7 +62,7 @@ pub fn rng_bits(key: &Tensor, a: &RngBitsAttrs, bindings: &Bindings) -> Result<T
 pub fn rng_uniform(key: &Tensor, a: &RngUniformAttrs, bindings: &Bindings) -> Result<Tensor> {
     let k = read_key(key, "RngUniform")?;
     let dims = bindings.resolve(&a.shape)?;
-    let u = words(k, a.seed, numel(&dims)).into_iter().map(unit);
+    let u = words(k, a.seed, count(&dims)?)?.into_iter().map(unit);
     let v: Vec<f64> = if a.dtype == DType::F64 {
         u.map(|u| a.low + (a.high - a.low) * u).collect()
     } else {
@@ -103,11 +103,12 @@ pub(crate) fn box_muller_f32(w0: u32, w1: u32, odd: bool) -> f32 {
 pub fn rng_normal(key: &Tensor, a: &RngNormalAttrs, bindings: &Bindings) -> Result<Tensor> {
     let k = read_key(key, "RngNormal")?;
     let dims = bindings.resolve(&a.shape)?;
-    let n = numel(&dims);
+    let n = count(&dims)?;
     // Round up to whole pairs so that the last odd element's partner word exists.
-    let w = words(k, a.seed, n + n % 2);
+    let Some(even) = n.checked_add(n % 2) else { bail!(Shape, "RngNormal of {dims:?}: too many elements") };
+    let w = words(k, a.seed, even)?;
     let (m32, s32) = (a.mean as f32, a.std as f32);
-    let mut v = Vec::with_capacity(n);
+    let mut v = try_vec(n)?;
     for (e, pair) in (0..n).zip(w.chunks_exact(2).flat_map(|p| [p, p])) {
         let odd = e % 2 == 1;
         v.push(if a.dtype == DType::F64 {
@@ -145,8 +146,8 @@ pub fn sample(logits: &Tensor, key: &Tensor, a: &SampleAttrs) -> Result<Tensor> 
         .map(|x| if x.is_nan() { f32::NEG_INFINITY } else { x as f32 })
         .collect();
     let rows = x.len() / v;
-    let w = words(k, a.seed, if a.temperature == 0.0 { 0 } else { rows });
-    let mut out = Vec::with_capacity(rows);
+    let w = words(k, a.seed, if a.temperature == 0.0 { 0 } else { rows })?;
+    let mut out = try_vec(rows)?;
     for (r, row) in x.chunks_exact(v).enumerate() {
         let u = w.get(r).map_or(0.0, |&w| unit(w) as f32);
         out.push(Scalar::I(sample_row(row, a, u) as i128));

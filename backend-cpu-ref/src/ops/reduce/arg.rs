@@ -2,9 +2,12 @@
 //!
 //! Slice offsets are built from the checked shape, so indexing is in range by construction.
 
+use crate::layout::count;
+use crate::mem::{try_filled, try_vec};
 use crate::ops::indexing::around;
 use crate::value::{from_scalars, scalars, Scalar};
 use backend_api::op::{ArgReduceAttrs, TopKAttrs};
+use backend_api::shape::nbytes;
 use backend_api::{bail, DType, Result, Tensor};
 use std::cmp::Ordering;
 
@@ -52,8 +55,9 @@ pub fn arg_reduce(x: &Tensor, a: &ArgReduceAttrs, max: bool) -> Result<Tensor> {
     }
     let want = if max { Ordering::Greater } else { Ordering::Less };
     let v = scalars(x);
-    let mut out = Vec::with_capacity(outer * inner);
-    for o in 0..outer {
+    let mut out = if v.is_empty() { Vec::new() } else { try_vec(outer * inner)? };
+    // Empty input (so empty output): no loop over the dims around the empty one.
+    for o in 0..if v.is_empty() { 0 } else { outer } {
         for t in 0..inner {
             let at = |i: usize| v[(o * n + i) * inner + t];
             let best = match (0..n).find(|&i| is_nan(at(i))) {
@@ -101,10 +105,16 @@ pub fn top_k(x: &Tensor, a: &TopKAttrs) -> Result<Vec<Tensor>> {
     if k > n {
         bail!(Attribute, "TopK k = {k} exceeds the size {n} of axis {} of {:?}", a.axis, x.shape());
     }
+    let mut shape = x.shape().to_vec();
+    shape[a.axis] = k;
     let (v, size) = (scalars(x), dt.size());
-    let mut vals = vec![0u8; outer * k * inner * size];
-    let mut idxs = vec![Scalar::I(0); outer * k * inner];
-    let mut slice = Vec::with_capacity(n);
+    if count(&shape)? == 0 {
+        // No output element: no loop over the (maybe huge) dims around the empty one.
+        return Ok(vec![Tensor::from_bytes(dt, &shape, Vec::new())?, from_scalars(a.index_dtype, &shape, &[])?]);
+    }
+    let mut vals = try_filled(nbytes(dt, &shape)?, 0u8)?;
+    let mut idxs = try_filled(count(&shape)?, Scalar::I(0))?;
+    let mut slice = try_vec(n)?;
     for o in 0..outer {
         for t in 0..inner {
             slice.clear();
@@ -120,8 +130,6 @@ pub fn top_k(x: &Tensor, a: &TopKAttrs) -> Result<Vec<Tensor>> {
             }
         }
     }
-    let mut shape = x.shape().to_vec();
-    shape[a.axis] = k;
     Ok(vec![Tensor::from_bytes(dt, &shape, vals)?, from_scalars(a.index_dtype, &shape, &idxs)?])
 }
 

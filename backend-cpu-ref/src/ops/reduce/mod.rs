@@ -2,11 +2,11 @@
 //! round once; integers wrap after every step; Bool Max/Min are any/all. ArgMax/ArgMin/TopK
 //! (§2.5.2–2.5.4) are in `arg`, Cumsum/CumsumBackward (§2.5.5–2.5.6) in `cumsum`.
 
-use crate::layout::{for_each_index, offset};
+use crate::layout::{count, for_each_index, offset, strides};
+use crate::mem::try_filled;
 use crate::ops::math;
 use crate::value::{from_scalars, int_bounds, scalars, wrap, Scalar};
 use backend_api::op::{ReduceAttrs, ReduceOp};
-use backend_api::shape::strides;
 use backend_api::{bail, DType, Result, Tensor};
 
 pub mod arg;
@@ -20,15 +20,17 @@ pub fn reduce(x: &Tensor, a: &ReduceAttrs) -> Result<Tensor> {
     }
     // Output positions seen from an input index: the keep-dims shape, stride 0 on reduced axes.
     let kept: Vec<usize> = (0..xd.len()).map(|i| if a.axes.contains(&i) { 1 } else { xd[i] }).collect();
-    let mut ost = strides(&kept);
+    let mut ost = strides(&kept)?;
     for &ax in &a.axes {
         ost[ax] = 0;
     }
     let out_shape: Vec<usize> =
         if a.keep_dims { kept.clone() } else { (0..xd.len()).filter(|i| !a.axes.contains(i)).map(|i| xd[i]).collect() };
-    let count: usize = a.axes.iter().map(|&ax| xd[ax]).product();
+    let reduced: Vec<usize> = a.axes.iter().map(|&ax| xd[ax]).collect();
+    // Only a non-empty input has a Mean to divide, and then this count is below its size.
+    let n = count(&reduced)?;
     let xs = scalars(x);
-    let mut acc: Vec<Option<Scalar>> = vec![None; kept.iter().product()];
+    let mut acc: Vec<Option<Scalar>> = try_filled(count(&kept)?, None)?;
     let mut lin = 0usize;
     for_each_index(xd, |idx| {
         let o = offset(idx, &ost);
@@ -46,7 +48,7 @@ pub fn reduce(x: &Tensor, a: &ReduceAttrs) -> Result<Tensor> {
         .into_iter()
         .map(|s| match s {
             None => empty_identity(a.op, dt),
-            Some(Scalar::F(sum)) if a.op == ReduceOp::Mean => Ok(Scalar::F(sum / count as f64)),
+            Some(Scalar::F(sum)) if a.op == ReduceOp::Mean => Ok(Scalar::F(sum / n as f64)),
             Some(v) => Ok(v),
         })
         .collect::<Result<Vec<_>>>()?;

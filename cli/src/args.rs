@@ -62,6 +62,11 @@ pub struct DataArgs {
     /// Binds a symbolic dim for --random inputs (e.g. --dim batch=4); repeat for each symbol.
     #[arg(long = "dim", value_name = "SYM=N", value_parser = parse_dim)]
     pub dims: Vec<(String, usize)>,
+    /// Most bytes --random may generate, all its inputs and params together (a number with an
+    /// optional K, M, G or T suffix, powers of 1024); default: half of physical memory, the
+    /// cpu-ref backend's default cap.
+    #[arg(long, value_name = "BYTES", value_parser = parse_bytes)]
+    pub max_memory: Option<u64>,
 }
 
 /// `wgml run`.
@@ -173,6 +178,20 @@ fn parse_dim(s: &str) -> Result<(String, usize), String> {
     Ok((sym.to_string(), n))
 }
 
+/// Parses a byte count: digits with an optional `K`, `M`, `G` or `T` suffix (powers of 1024).
+fn parse_bytes(s: &str) -> Result<u64, String> {
+    let suffixes = [('K', 10), ('M', 20), ('G', 30), ('T', 40)];
+    let found = suffixes.iter().find_map(|&(c, shift)| {
+        s.strip_suffix(c).or_else(|| s.strip_suffix(c.to_ascii_lowercase())).map(|d| (d, shift))
+    });
+    let (digits, shift) = found.unwrap_or((s, 0));
+    let n = digits.parse::<u64>().map_err(|e| format!("byte count {s:?}: {e}"))?;
+    match n.checked_mul(1u64 << shift) {
+        Some(b) => Ok(b),
+        None => Err(format!("byte count {s:?} does not fit 64 bits")),
+    }
+}
+
 /// Parses a tolerance: a finite number ≥ 0 (a negative one would fail every comparison).
 fn parse_tolerance(s: &str) -> Result<f64, String> {
     match s.parse::<f64>() {
@@ -198,6 +217,10 @@ mod tests {
         assert!(parse_named_path("x.npy").is_err());
         assert_eq!(parse_dim("batch=4").unwrap(), ("batch".to_string(), 4));
         assert!(parse_dim("batch=-1").is_err());
+        assert_eq!(parse_bytes("4096").unwrap(), 4096);
+        assert_eq!(parse_bytes("3M").unwrap(), 3 << 20);
+        assert_eq!(parse_bytes("2g").unwrap(), 2 << 30);
+        assert!(parse_bytes("99999999T").is_err() && parse_bytes("M").is_err() && parse_bytes("-1").is_err());
         assert!(parse_tolerance("-1").is_err());
         assert_eq!(parse_tolerance("1e-3").unwrap(), 1e-3);
     }

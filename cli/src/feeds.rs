@@ -8,6 +8,7 @@ use crate::io::{load_npy, load_params, NamedTensor};
 use crate::random::random_tensor;
 use anyhow::{bail, Context, Result};
 use backend_api::{Dim, Executable, Signature, Slot, TensorView};
+use backend_cpu_ref::CpuRefOptions;
 
 /// The data of one invocation.
 pub struct Feeds {
@@ -61,10 +62,11 @@ pub fn gather(sig: &Signature, data: &DataArgs) -> Result<Feeds> {
     check_known("param", &params, &sig.params, data.params.as_deref().map(|p| p.display().to_string()))?;
     let mut missing = Vec::new();
     let bindings = symbol_bindings(sig, data, &inputs);
+    let mut budget = RandomBudget::new(data);
     for slot in &sig.inputs {
         if !inputs.iter().any(|i| i.name == slot.name) {
             match data.random {
-                true => inputs.push(random_input(slot, data.seed, &bindings)?),
+                true => inputs.push(random_input(slot, data.seed, &bindings, &mut budget)?),
                 false => missing.push(format!("input {}: {}{}", slot.name, slot.dtype, slot.shape)),
             }
         }
@@ -72,7 +74,7 @@ pub fn gather(sig: &Signature, data: &DataArgs) -> Result<Feeds> {
     for slot in &sig.params {
         if !params.iter().any(|p| p.name == slot.name) {
             match data.random {
-                true => params.push(random_input(slot, data.seed, &bindings)?),
+                true => params.push(random_input(slot, data.seed, &bindings, &mut budget)?),
                 false => missing.push(format!("param {}: {}{}", slot.name, slot.dtype, slot.shape)),
             }
         }
@@ -138,8 +140,26 @@ fn symbol_bindings(sig: &Signature, data: &DataArgs, given: &[NamedTensor]) -> V
     b
 }
 
-/// A random tensor for `slot`, its symbolic dims bound by `bindings`.
-fn random_input(slot: &Slot, seed: u64, bindings: &[(String, usize)]) -> Result<NamedTensor> {
+/// What is left of the `--max-memory` cap on the data `--random` generates.
+struct RandomBudget {
+    left: u64,
+}
+
+impl RandomBudget {
+    /// The cap of `--max-memory`, by default cpu-ref's default cap (half of physical memory).
+    fn new(data: &DataArgs) -> RandomBudget {
+        let cap = data.max_memory.unwrap_or_else(|| CpuRefOptions::default().max_memory_bytes);
+        RandomBudget { left: cap }
+    }
+}
+
+/// A random tensor for `slot`, its symbolic dims bound by `bindings`, its bytes taken from `budget`.
+fn random_input(
+    slot: &Slot,
+    seed: u64,
+    bindings: &[(String, usize)],
+    budget: &mut RandomBudget,
+) -> Result<NamedTensor> {
     let mut dims = Vec::with_capacity(slot.shape.rank());
     for d in slot.shape.dims() {
         dims.push(match d {
@@ -154,6 +174,8 @@ fn random_input(slot: &Slot, seed: u64, bindings: &[(String, usize)]) -> Result<
             },
         });
     }
-    let tensor = random_tensor(seed, &slot.name, slot.dtype, &dims)?;
+    let tensor = random_tensor(seed, &slot.name, slot.dtype, &dims, budget.left)?;
+    let used = u64::try_from(tensor.bytes().len()).unwrap_or(u64::MAX);
+    budget.left = budget.left.saturating_sub(used);
     Ok(NamedTensor { name: slot.name.clone(), tensor, source: "random".to_string() })
 }

@@ -2,8 +2,9 @@
 //! user's seed and the tensor's name, so the data of one input does not depend on which other
 //! inputs were given or in which order.
 
-use anyhow::Result;
-use backend_api::{Complex32, DType, Tensor};
+use anyhow::{bail, Context, Result};
+use backend_api::shape::nbytes;
+use backend_api::{DType, Tensor};
 use half::{bf16, f16};
 
 /// SplitMix64: small, fast, good enough for test data (not for cryptography).
@@ -36,46 +37,81 @@ fn seed_for(seed: u64, name: &str) -> u64 {
 }
 
 /// A tensor of `dtype` and `shape` with seeded random values: floats (and both parts of C64) in
-/// [-1, 1), signed ints in [-3, 3], unsigned ints in [0, 7], bools half true.
-pub fn random_tensor(seed: u64, name: &str, dtype: DType, shape: &[usize]) -> Result<Tensor> {
+/// [-1, 1), signed ints in [-3, 3], unsigned ints in [0, 7], bools half true. Its size is checked
+/// ([`nbytes`]) and must not pass `max_bytes`; its memory is reserved fallibly, so an impossible
+/// or too large shape is an error, never an abort.
+pub fn random_tensor(seed: u64, name: &str, dtype: DType, shape: &[usize], max_bytes: u64) -> Result<Tensor> {
+    let bytes = nbytes(dtype, shape).with_context(|| format!("--random {name:?}: {dtype}{shape:?}"))?;
+    if u64::try_from(bytes).map_or(true, |b| b > max_bytes) {
+        bail!(
+            "--random {name:?}: a {dtype}{shape:?} tensor needs {bytes} bytes, more than the {max_bytes} bytes left \
+             under the cap (raise it with --max-memory BYTES)"
+        );
+    }
+    let mut data = Vec::new();
+    if let Err(e) = data.try_reserve_exact(bytes) {
+        bail!("--random {name:?}: cannot allocate {bytes} bytes for a {dtype}{shape:?} tensor: {e}");
+    }
     let mut r = SplitMix64(seed_for(seed, name));
-    let n: usize = shape.iter().product();
-    let t = match dtype {
-        DType::F32 => Tensor::from_slice(shape, &(0..n).map(|_| r.unit() as f32).collect::<Vec<_>>()),
-        DType::F64 => Tensor::from_slice(shape, &(0..n).map(|_| r.unit()).collect::<Vec<_>>()),
-        DType::F16 => Tensor::from_slice(shape, &(0..n).map(|_| f16::from_f64(r.unit())).collect::<Vec<_>>()),
-        DType::BF16 => Tensor::from_slice(shape, &(0..n).map(|_| bf16::from_f64(r.unit())).collect::<Vec<_>>()),
+    while data.len() < bytes {
+        push_random(&mut r, dtype, &mut data);
+    }
+    Ok(Tensor::from_bytes(dtype, shape, data)?)
+}
+
+/// Appends the little-endian bytes of one random element of `dtype`.
+fn push_random(r: &mut SplitMix64, dtype: DType, out: &mut Vec<u8>) {
+    match dtype {
+        DType::F32 => out.extend_from_slice(&(r.unit() as f32).to_le_bytes()),
+        DType::F64 => out.extend_from_slice(&r.unit().to_le_bytes()),
+        DType::F16 => out.extend_from_slice(&f16::from_f64(r.unit()).to_le_bytes()),
+        DType::BF16 => out.extend_from_slice(&bf16::from_f64(r.unit()).to_le_bytes()),
         DType::C64 => {
-            let v: Vec<Complex32> = (0..n).map(|_| Complex32 { re: r.unit() as f32, im: r.unit() as f32 }).collect();
-            Tensor::from_slice(shape, &v)
+            // Real part first (the layout of `Complex32`), each drawn in that order.
+            let re = r.unit() as f32;
+            let im = r.unit() as f32;
+            out.extend_from_slice(&re.to_le_bytes());
+            out.extend_from_slice(&im.to_le_bytes());
         }
-        DType::I64 => Tensor::from_slice(shape, &(0..n).map(|_| r.int(-3, 3)).collect::<Vec<_>>()),
-        DType::I32 => Tensor::from_slice(shape, &(0..n).map(|_| r.int(-3, 3) as i32).collect::<Vec<_>>()),
-        DType::I8 => Tensor::from_slice(shape, &(0..n).map(|_| r.int(-3, 3) as i8).collect::<Vec<_>>()),
-        DType::U32 => Tensor::from_slice(shape, &(0..n).map(|_| r.int(0, 7) as u32).collect::<Vec<_>>()),
-        DType::U8 => Tensor::from_slice(shape, &(0..n).map(|_| r.int(0, 7) as u8).collect::<Vec<_>>()),
-        DType::Bool => Tensor::from_slice(shape, &(0..n).map(|_| r.next_u64() & 1 == 1).collect::<Vec<_>>()),
-    };
-    Ok(t?)
+        DType::I64 => out.extend_from_slice(&r.int(-3, 3).to_le_bytes()),
+        DType::I32 => out.extend_from_slice(&(r.int(-3, 3) as i32).to_le_bytes()),
+        DType::I8 => out.extend_from_slice(&(r.int(-3, 3) as i8).to_le_bytes()),
+        DType::U32 => out.extend_from_slice(&(r.int(0, 7) as u32).to_le_bytes()),
+        DType::U8 => out.extend_from_slice(&(r.int(0, 7) as u8).to_le_bytes()),
+        DType::Bool => out.push(u8::from(r.next_u64() & 1 == 1)),
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
+    const BIG: u64 = 1 << 20;
+
     #[test]
     fn deterministic_per_name_and_in_range() {
-        let a = random_tensor(7, "x", DType::F32, &[64]).unwrap();
-        assert_eq!(a, random_tensor(7, "x", DType::F32, &[64]).unwrap());
-        assert_ne!(a, random_tensor(7, "y", DType::F32, &[64]).unwrap());
-        assert_ne!(a, random_tensor(8, "x", DType::F32, &[64]).unwrap());
+        let a = random_tensor(7, "x", DType::F32, &[64], BIG).unwrap();
+        assert_eq!(a, random_tensor(7, "x", DType::F32, &[64], BIG).unwrap());
+        assert_ne!(a, random_tensor(7, "y", DType::F32, &[64], BIG).unwrap());
+        assert_ne!(a, random_tensor(8, "x", DType::F32, &[64], BIG).unwrap());
         assert!(a.to_vec::<f32>().unwrap().iter().all(|v| (-1.0..1.0).contains(v)));
-        let i = random_tensor(1, "i", DType::I32, &[200]).unwrap().to_vec::<i32>().unwrap();
+        let i = random_tensor(1, "i", DType::I32, &[200], BIG).unwrap().to_vec::<i32>().unwrap();
         assert!(i.iter().all(|v| (-3..=3).contains(v)) && i.contains(&-3) && i.contains(&3));
-        let u = random_tensor(1, "u", DType::U8, &[200]).unwrap().to_vec::<u8>().unwrap();
+        let u = random_tensor(1, "u", DType::U8, &[200], BIG).unwrap().to_vec::<u8>().unwrap();
         assert!(u.iter().all(|v| *v <= 7));
         for d in DType::ALL {
-            assert_eq!(random_tensor(3, "t", d, &[2, 3]).unwrap().shape(), &[2, 3]);
+            assert_eq!(random_tensor(3, "t", d, &[2, 3], BIG).unwrap().shape(), &[2, 3]);
         }
+    }
+
+    #[test]
+    fn sizes_are_checked_and_capped() {
+        let e = random_tensor(0, "x", DType::F32, &[1 << 62, 4], u64::MAX).unwrap_err();
+        assert!(e.to_string().contains("\"x\""), "{e:#}");
+        let e = random_tensor(0, "x", DType::F32, &[1_000_000, 1_000_000], 1 << 30).unwrap_err();
+        assert!(e.to_string().contains("4000000000000 bytes") && e.to_string().contains("--max-memory"), "{e:#}");
+        assert_eq!(random_tensor(0, "x", DType::C64, &[0, 1 << 62], 0).unwrap().shape(), &[0, 1 << 62]);
+        assert!(random_tensor(0, "x", DType::F64, &[2], 15).is_err());
+        assert!(random_tensor(0, "x", DType::F64, &[2], 16).is_ok());
     }
 }

@@ -91,7 +91,9 @@ impl CpuRefExecutable {
         })
     }
 
-    /// Evaluates every node in order and returns the values of every node's outputs.
+    /// Evaluates every node in order and returns the values of every node's outputs; those of a
+    /// node that is not a graph output are dropped (empty) once its last reader ran, and their
+    /// bytes released from `meter`, so the cap bounds what is live, not all that was computed.
     fn evaluate(
         &self,
         inputs: &HashMap<String, Tensor>,
@@ -100,6 +102,7 @@ impl CpuRefExecutable {
     ) -> Result<Vec<Vec<Tensor>>> {
         let Ok(params) = self.params.read() else { bail!(Device, "the params lock was poisoned by a panic") };
         let graph = &self.legal.graph;
+        let last = last_uses(graph);
         let mut values: Vec<Vec<Tensor>> = Vec::with_capacity(graph.nodes().len());
         for (id, (node, kern)) in graph.nodes().iter().zip(self.kernels.iter()).enumerate() {
             let ctx = |e: backend_api::Error| self.legal.user_error(&self.user, e.at_node(id, op_label(&node.op)));
@@ -122,9 +125,38 @@ impl CpuRefExecutable {
                 meter.hold(t.bytes().len(), &format!("output {i} {}{:?}", t.dtype(), t.shape())).map_err(ctx)?;
             }
             values.push(outs);
+            // A node nobody reads (dead code) is dropped at once; the others after their last reader.
+            let readers = node.inputs.iter().map(|v| v.node.0).chain(std::iter::once(id));
+            for src in readers {
+                if last.get(src) == Some(&id) {
+                    if let Some(dead) = values.get_mut(src) {
+                        meter.release(dead.iter().map(|t| t.bytes().len()).sum());
+                        dead.clear();
+                    }
+                }
+            }
         }
         Ok(values)
     }
+}
+
+/// For each node, the id of the last node that reads one of its outputs: its own id when none
+/// does, `usize::MAX` when one of them is a graph output (kept to the end).
+fn last_uses(graph: &Graph) -> Vec<usize> {
+    let mut last: Vec<usize> = (0..graph.nodes().len()).collect();
+    for (id, node) in graph.nodes().iter().enumerate() {
+        for v in &node.inputs {
+            if let Some(l) = last.get_mut(v.node.0) {
+                *l = (*l).max(id);
+            }
+        }
+    }
+    for v in graph.outputs() {
+        if let Some(l) = last.get_mut(v.node.0) {
+            *l = usize::MAX;
+        }
+    }
+    last
 }
 
 /// The sizes of the node's declared outputs, when every symbol in them is bound already.

@@ -6,9 +6,16 @@
 //! conversions), integers exactly with the wrapping rules of §1.8. No SIMD, no threads, no memory
 //! planning: it must be obviously right.
 //!
+//! It must also never abort: every size a graph or caller decides is checked
+//! (`backend_api::shape::{try_numel, nbytes}`), memory is reserved fallibly, and a run counts the
+//! bytes it holds against [`CpuRefOptions::max_memory_bytes`] (default: half of physical memory),
+//! so a huge declared tensor is a `Capacity` error naming the node and op. Ops over empty tensors
+//! return at once, whatever the size of their other dims.
+//!
 //! Layout: [`value`] is the only place that knows how dtypes are stored and rounded; `layout`
-//! holds index arithmetic; `eval` has the single exhaustive match over ops; `ops::*` one
-//! module per op family; `exec` the executable.
+//! holds index arithmetic; `mem` the options, fallible allocation and the memory meter; `eval`
+//! has the single exhaustive match over ops; `ops::*` one module per op family; `exec` the
+//! executable.
 #![warn(missing_docs)]
 
 mod eval;

@@ -102,6 +102,11 @@ impl Meter {
         Ok(())
     }
 
+    /// Counts `bytes` as no longer live (values dropped after their last reader).
+    pub fn release(&mut self, bytes: usize) {
+        self.live = self.live.saturating_sub(to_u64(bytes));
+    }
+
     /// Checks, without counting it, that a node whose inputs and outputs have `elements` elements
     /// in all and whose outputs take `out_bytes` fits under the cap beside what is live.
     pub fn check_node(&self, out_bytes: usize, elements: u64, what: &str) -> Result<()> {

@@ -148,3 +148,20 @@ fn matmul_argmax_cross_entropy_of_empty() {
     runs_fast(&[G62, 0, 3], |b, x| vec![b.softmax_cross_entropy(x, x, 2).unwrap()]);
     runs_fast(&[0, G62], |b, x| vec![b.cumsum_backward(x, 0, true, true).unwrap()]);
 }
+
+#[test]
+fn values_are_released_after_their_last_reader() {
+    // 30 negations of an F32[64] (256 bytes each): kept to the end they would pass an 8 KiB cap
+    // (with each node's working-memory estimate); released after use they stay far below it.
+    let mut b = GraphBuilder::new();
+    let mut v = b.input("x", DType::F32, [64usize]).unwrap();
+    for _ in 0..30 {
+        v = b.unary(backend_api::op::UnaryOp::Neg, v).unwrap();
+    }
+    b.output(v).unwrap();
+    let be = CpuRefBackend::with_options(&CpuRefOptions { max_memory_bytes: 8192 });
+    let mut exe = be.compile(&b.build().unwrap(), &CompileOptions::default()).unwrap();
+    let x = Tensor::from_slice(&[64], &[1.5f32; 64]).unwrap();
+    let out = exe.run(&[("x", x.view())]).unwrap();
+    assert_eq!(out[0].to_vec::<f32>().unwrap(), vec![1.5f32; 64]);
+}

@@ -6,7 +6,7 @@
 //! compute on `Scalar`s and let `encode` do the single rounding (floats) or wrapping (integers), so
 //! that no op has its own conversion code.
 
-use crate::mem::try_bytes;
+use crate::mem::{try_bytes, try_vec};
 use backend_api::{bail, DType, Result, Tensor};
 use half::{bf16, f16};
 
@@ -214,10 +214,14 @@ pub fn round_int(i: i128, p: u32) -> f64 {
     }
 }
 
-/// Every element of `t`, decoded.
-pub fn scalars(t: &Tensor) -> Vec<Scalar> {
+/// Every element of `t`, decoded (into fallibly reserved memory: a `Capacity` error, not an
+/// abort, when the allocator refuses).
+pub fn scalars(t: &Tensor) -> Result<Vec<Scalar>> {
     let d = t.dtype();
-    t.bytes().chunks_exact(d.size()).map(|b| decode(d, b)).collect()
+    let chunks = t.bytes().chunks_exact(d.size());
+    let mut v = try_vec(chunks.len())?;
+    v.extend(chunks.map(|b| decode(d, b)));
+    Ok(v)
 }
 
 /// A tensor of `dtype` and `shape` holding `values` encoded by the `Cast` rules.
@@ -234,7 +238,7 @@ pub fn floats(t: &Tensor, what: &str) -> Result<Vec<f64>> {
     if !t.dtype().is_float() {
         bail!(DType, "{what} must be a float tensor, got {}{:?}", t.dtype(), t.shape());
     }
-    Ok(scalars(t)
+    Ok(scalars(t)?
         .into_iter()
         .map(|s| match s {
             Scalar::F(x) => x,

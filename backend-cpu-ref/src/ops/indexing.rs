@@ -38,7 +38,7 @@ fn index_values(indices: &Tensor, op: &str) -> Result<Vec<i128>> {
         d => bail!(DType, "{op} indices must be I32, I64 or U32, got {d}{:?}", indices.shape()),
     }
     // Every value of these dtypes fits I64, so this conversion is the identity.
-    Ok(scalars(indices).into_iter().map(|s| to_int(s, DType::I64)).collect())
+    Ok(scalars(indices)?.into_iter().map(|s| to_int(s, DType::I64)).collect())
 }
 
 /// §1.6: `i` addressing an axis of size `a`, or `None` when out of range.
@@ -124,7 +124,7 @@ pub fn scatter_add(data: &Tensor, indices: &Tensor, updates: &Tensor, axis: usiz
         return Ok(data.clone());
     }
     let idx = index_values(indices, "ScatterAdd")?;
-    let upd = scalars(updates);
+    let upd = scalars(updates)?;
     // Only touched elements are decoded, so a huge `data` with few updates stays cheap.
     let mut acc: BTreeMap<usize, Scalar> = BTreeMap::new();
     for o in 0..outer {

@@ -9,7 +9,7 @@ pub fn cast(x: &Tensor, to: DType) -> Result<Tensor> {
     if x.dtype() == to {
         return Ok(x.clone());
     }
-    from_scalars(to, x.shape(), &scalars(x))
+    from_scalars(to, x.shape(), &scalars(x)?)
 }
 
 #[cfg(test)]

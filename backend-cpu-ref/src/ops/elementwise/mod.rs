@@ -14,7 +14,7 @@ pub mod cast;
 /// `y = f(x)` elementwise.
 pub fn unary(op: UnaryOp, x: &Tensor) -> Result<Tensor> {
     let dt = x.dtype();
-    let ys = scalars(x).into_iter().map(|s| unary_scalar(op, s)).collect::<Result<Vec<_>>>()?;
+    let ys = scalars(x)?.into_iter().map(|s| unary_scalar(op, s)).collect::<Result<Vec<_>>>()?;
     from_scalars(dt, x.shape(), &ys)
 }
 
@@ -61,7 +61,7 @@ pub fn fma(a: &Tensor, b: &Tensor, c: &Tensor) -> Result<Tensor> {
     let shape = broadcast_shape(&[a.shape(), b.shape(), c.shape()])?;
     let (ma, mb, mc) =
         (broadcast_map(a.shape(), &shape)?, broadcast_map(b.shape(), &shape)?, broadcast_map(c.shape(), &shape)?);
-    let (va, vb, vc) = (scalars(a), scalars(b), scalars(c));
+    let (va, vb, vc) = (scalars(a)?, scalars(b)?, scalars(c)?);
     let mut out = try_vec(ma.len())?;
     for ((&i, &j), &k) in ma.iter().zip(&mb).zip(&mc) {
         let (Some(Scalar::F(x)), Some(Scalar::F(y)), Some(Scalar::F(z))) = (va.get(i), vb.get(j), vc.get(k)) else {
@@ -79,7 +79,7 @@ fn zip2(a: &Tensor, b: &Tensor, out: DType, mut f: impl FnMut(Scalar, Scalar) ->
     }
     let shape = broadcast_shape(&[a.shape(), b.shape()])?;
     let (ma, mb) = (broadcast_map(a.shape(), &shape)?, broadcast_map(b.shape(), &shape)?);
-    let (va, vb) = (scalars(a), scalars(b));
+    let (va, vb) = (scalars(a)?, scalars(b)?);
     let mut ys = try_vec(ma.len())?;
     for (&i, &j) in ma.iter().zip(&mb) {
         match (va.get(i), vb.get(j)) {

@@ -54,7 +54,7 @@ pub fn arg_reduce(x: &Tensor, a: &ArgReduceAttrs, max: bool) -> Result<Tensor> {
         bail!(Shape, "{op} over the empty axis {} of {:?}", a.axis, x.shape());
     }
     let want = if max { Ordering::Greater } else { Ordering::Less };
-    let v = scalars(x);
+    let v = scalars(x)?;
     let mut out = if v.is_empty() { Vec::new() } else { try_vec(outer * inner)? };
     // Empty input (so empty output): no loop over the dims around the empty one.
     for o in 0..if v.is_empty() { 0 } else { outer } {
@@ -107,7 +107,7 @@ pub fn top_k(x: &Tensor, a: &TopKAttrs) -> Result<Vec<Tensor>> {
     }
     let mut shape = x.shape().to_vec();
     shape[a.axis] = k;
-    let (v, size) = (scalars(x), dt.size());
+    let (v, size) = (scalars(x)?, dt.size());
     if count(&shape)? == 0 {
         // No output element: no loop over the (maybe huge) dims around the empty one.
         return Ok(vec![Tensor::from_bytes(dt, &shape, Vec::new())?, from_scalars(a.index_dtype, &shape, &[])?]);

@@ -18,7 +18,7 @@ pub fn cumsum(x: &Tensor, a: &CumsumAttrs) -> Result<Tensor> {
     }
     let (outer, n, inner) = around(x.shape(), a.axis, "Cumsum")?;
     let zero = if dt.is_float() { Scalar::F(0.0) } else { Scalar::I(0) };
-    let v = scalars(x);
+    let v = scalars(x)?;
     if v.is_empty() {
         // No loops over the (maybe huge) dims around an empty one.
         return from_scalars(dt, x.shape(), &v);

@@ -29,7 +29,7 @@ pub fn reduce(x: &Tensor, a: &ReduceAttrs) -> Result<Tensor> {
     let reduced: Vec<usize> = a.axes.iter().map(|&ax| xd[ax]).collect();
     // Only a non-empty input has a Mean to divide, and then this count is below its size.
     let n = count(&reduced)?;
-    let xs = scalars(x);
+    let xs = scalars(x)?;
     let mut acc: Vec<Option<Scalar>> = try_filled(count(&kept)?, None)?;
     let mut lin = 0usize;
     for_each_index(xd, |idx| {

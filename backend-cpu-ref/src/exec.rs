@@ -2,9 +2,8 @@
 
 use crate::eval::{kernel, Env, Kernel};
 use crate::layout::{count, Bindings};
-use crate::mem::{to_u64, CpuRefOptions, Meter};
+use crate::mem::{tensor_bytes, to_u64, CpuRefOptions, Meter};
 use backend_api::decompose::Legalised;
-use backend_api::shape::nbytes;
 use backend_api::spec::op_label;
 use backend_api::{
     bail, bind_feeds, check_placement, check_slot, DType, DeviceStorage, DeviceTensor, Executable, Feed, Fetched,
@@ -177,7 +176,7 @@ fn check_memory(node: &Node, ins: &[&Tensor], bindings: &Bindings, meter: &Meter
     let mut out_bytes = 0usize;
     let mut shapes = Vec::new();
     for (o, dims) in node.outputs.iter().zip(declared.iter().flatten()) {
-        let b = nbytes(o.dtype, dims).map_err(|e| e.context(format!("declared output {}{dims:?}", o.dtype)))?;
+        let b = tensor_bytes(o.dtype, dims).map_err(|e| e.context(format!("declared output {}{dims:?}", o.dtype)))?;
         let Some(sum) = out_bytes.checked_add(b) else { bail!(Shape, "the node's outputs need more than usize bytes") };
         out_bytes = sum;
         elements = elements.saturating_add(to_u64(count(dims)?));

@@ -238,6 +238,23 @@ mod tests {
     }
 
     #[test]
+    fn sizes_are_checked_and_empty_wins() {
+        let g = 1usize << 62;
+        assert_eq!(count(&[g, g, 0]).unwrap(), 0);
+        assert_eq!(count(&[g, 4]).unwrap_err().kind(), backend_api::ErrorKind::Shape);
+        assert_eq!(strides(&[g, g, 0]).unwrap(), vec![0, 0, 0]);
+        assert_eq!(strides(&[2, 3, 4]).unwrap(), vec![12, 4, 1]);
+        assert!(strides(&[g, 8, 1]).is_err());
+        assert_eq!(split(&[g, 0, g], 1, "t").unwrap(), (g, 0, g));
+        assert_eq!(split(&[g, g, 0], 0, "t").unwrap(), (1, g, 0));
+        assert_eq!(split(&[2], 1, "t").unwrap_err().kind(), backend_api::ErrorKind::Axis);
+        for_each_index(&[g, g, 0], |_| panic!("no elements")).unwrap();
+        assert_eq!(offset(&[usize::MAX, 1], &[2, 1]), usize::MAX);
+        let t = Tensor::from_slice(&[2], &[1u8, 2]).unwrap();
+        assert!(element(&t, usize::MAX).is_err());
+    }
+
+    #[test]
     fn broadcasts_like_numpy() {
         assert_eq!(broadcast_shape(&[&[2, 1, 3], &[4, 1]]).unwrap(), vec![2, 4, 3]);
         assert_eq!(broadcast_shape(&[&[1], &[0]]).unwrap(), vec![0]);

@@ -63,10 +63,20 @@ pub fn try_filled<T: Clone>(n: usize, x: T) -> Result<Vec<T>> {
     Ok(v)
 }
 
+/// Bytes of a dense `dtype` tensor of `dims`: 0 when a dim is 0 (however the others multiply,
+/// which [`nbytes`] would call an overflow for `[2^62, 2^62, 0]`), else [`nbytes`] (a `Shape`
+/// error when impossible).
+pub fn tensor_bytes(dtype: DType, dims: &[usize]) -> Result<usize> {
+    if dims.contains(&0) {
+        return Ok(0);
+    }
+    nbytes(dtype, dims)
+}
+
 /// A byte buffer with room for a dense `dtype` tensor of `dims`: the size is checked
-/// ([`nbytes`]: a `Shape` error when impossible) and allocated fallibly.
+/// ([`tensor_bytes`]) and allocated fallibly.
 pub fn try_bytes(dtype: DType, dims: &[usize]) -> Result<Vec<u8>> {
-    try_vec(nbytes(dtype, dims)?)
+    try_vec(tensor_bytes(dtype, dims)?)
 }
 
 /// Working bytes a kernel may hold per element of its inputs and outputs: each is decoded into
@@ -155,6 +165,7 @@ mod tests {
         assert_eq!(e.kind(), ErrorKind::Capacity, "{e}");
         let e = try_bytes(DType::F32, &[1 << 62, 4]).unwrap_err();
         assert_eq!(e.kind(), ErrorKind::Shape, "{e}");
+        assert_eq!(try_bytes(DType::F32, &[1 << 62, 1 << 62, 0]).unwrap().capacity(), 0);
         assert_eq!(try_filled(3, 7u8).unwrap(), vec![7, 7, 7]);
     }
 

@@ -41,7 +41,11 @@ fn seed_for(seed: u64, name: &str) -> u64 {
 /// ([`nbytes`]) and must not pass `max_bytes`; its memory is reserved fallibly, so an impossible
 /// or too large shape is an error, never an abort.
 pub fn random_tensor(seed: u64, name: &str, dtype: DType, shape: &[usize], max_bytes: u64) -> Result<Tensor> {
-    let bytes = nbytes(dtype, shape).with_context(|| format!("--random {name:?}: {dtype}{shape:?}"))?;
+    // An empty shape has no bytes however its other dims multiply (`nbytes` would overflow on them).
+    let bytes = match shape.contains(&0) {
+        true => 0,
+        false => nbytes(dtype, shape).with_context(|| format!("--random {name:?}: {dtype}{shape:?}"))?,
+    };
     if u64::try_from(bytes).map_or(true, |b| b > max_bytes) {
         bail!(
             "--random {name:?}: a {dtype}{shape:?} tensor needs {bytes} bytes, more than the {max_bytes} bytes left \

@@ -3,11 +3,10 @@
 //! Slice offsets are built from the checked shape, so indexing is in range by construction.
 
 use crate::layout::count;
-use crate::mem::{try_filled, try_vec};
+use crate::mem::{tensor_bytes, try_filled, try_vec};
 use crate::ops::indexing::around;
 use crate::value::{from_scalars, scalars, Scalar};
 use backend_api::op::{ArgReduceAttrs, TopKAttrs};
-use backend_api::shape::nbytes;
 use backend_api::{bail, DType, Result, Tensor};
 use std::cmp::Ordering;
 
@@ -112,7 +111,7 @@ pub fn top_k(x: &Tensor, a: &TopKAttrs) -> Result<Vec<Tensor>> {
         // No output element: no loop over the (maybe huge) dims around the empty one.
         return Ok(vec![Tensor::from_bytes(dt, &shape, Vec::new())?, from_scalars(a.index_dtype, &shape, &[])?]);
     }
-    let mut vals = try_filled(nbytes(dt, &shape)?, 0u8)?;
+    let mut vals = try_filled(tensor_bytes(dt, &shape)?, 0u8)?;
     let mut idxs = try_filled(count(&shape)?, Scalar::I(0))?;
     let mut slice = try_vec(n)?;
     for o in 0..outer {

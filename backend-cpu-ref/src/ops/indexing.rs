@@ -119,11 +119,11 @@ pub fn scatter_add(data: &Tensor, indices: &Tensor, updates: &Tensor, axis: usiz
     let dt = data.dtype();
     let (outer, a, inner) = around(data.shape(), axis, "ScatterAdd data")?;
     check_updates(data, indices, updates, axis)?;
+    let idx = index_values(indices, "ScatterAdd")?;
     if count(data.shape())? == 0 || count(updates.shape())? == 0 {
         // Nothing to add to, or nothing to add (out-of-range indices of an empty axis are skipped).
         return Ok(data.clone());
     }
-    let idx = index_values(indices, "ScatterAdd")?;
     let upd = scalars(updates)?;
     // Only touched elements are decoded, so a huge `data` with few updates stays cheap.
     let mut acc: BTreeMap<usize, Scalar> = BTreeMap::new();

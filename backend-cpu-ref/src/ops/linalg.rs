@@ -58,12 +58,12 @@ fn matmul_f64(a: &Tensor, b: &Tensor) -> Result<(Vec<usize>, Vec<f64>)> {
     let (sa, sb) = (broadcast_strides(&ad[..ra - 2], &batch)?, broadcast_strides(&bd[..rb - 2], &batch)?);
     let mut shape = batch.clone();
     shape.extend([m, n]);
+    let (va, vb) = (floats(a, "MatMul a")?, floats(b, "MatMul b")?);
     let len = count(&shape)?;
     if len == 0 {
         // No output element: no loop over the (maybe huge) batch around an empty matrix.
         return Ok((shape, Vec::new()));
     }
-    let (va, vb) = (floats(a, "MatMul a")?, floats(b, "MatMul b")?);
     let mut out = try_vec(len)?;
     for_each_index(&batch, |bi| {
         let (oa, ob) = (offset(bi, &sa) * m * k, offset(bi, &sb) * k * n);
@@ -111,11 +111,11 @@ pub fn dot_general(l: &Tensor, r: &Tensor, at: &DotGeneralAttrs) -> Result<Tenso
     let cdims: Vec<usize> = at.lhs_contract.iter().map(|&a| ld[a]).collect();
     let lc: Vec<usize> = at.lhs_contract.iter().map(|&a| ls[a]).collect();
     let rc: Vec<usize> = at.rhs_contract.iter().map(|&a| rs[a]).collect();
+    let (vl, vr) = (floats(l, "DotGeneral lhs")?, floats(r, "DotGeneral rhs")?);
     let len = count(&out)?;
     if len == 0 {
         return from_floats(l.dtype(), &out, &[]);
     }
-    let (vl, vr) = (floats(l, "DotGeneral lhs")?, floats(r, "DotGeneral rhs")?);
     let mut v = try_vec(len)?;
     for_each_index(&out, |o| {
         let (lb, rb) = (offset(o, &lo), offset(o, &ro));

@@ -204,6 +204,21 @@ mod tests {
     }
 
     #[test]
+    fn empty_operands_finish_at_once_after_their_checks() {
+        let g = 1usize << 62;
+        let empty = |dims: &[usize]| Tensor::from_bytes(DType::F32, dims, Vec::new()).unwrap();
+        let idx = Tensor::from_slice(&[2], &[0i32, 1]).unwrap();
+        let data = empty(&[0, g]);
+        assert_eq!(scatter_add(&data, &idx, &empty(&[0, 2]), 1).unwrap(), data);
+        let bad = Tensor::from_slice(&[2], &[0.0f32, 1.0]).unwrap();
+        assert_eq!(scatter_add(&data, &bad, &empty(&[0, 2]), 1).unwrap_err().kind(), backend_api::ErrorKind::DType);
+        assert_eq!(gb(&empty(&[0, 2]), &idx, 1, &[0, g]).shape(), &[0, g]);
+        assert_eq!(gb(&empty(&[2, 0]), &idx, 0, &[g, 0]).shape(), &[g, 0]);
+        assert_eq!(gather(&data, &idx, 1).unwrap().shape(), &[0, 2]);
+        assert_eq!(gather(&empty(&[g, 0]), &idx, 0).unwrap().shape(), &[2, 0]);
+    }
+
+    #[test]
     fn resolve_wraps_negatives_and_rejects_the_rest() {
         assert_eq!(resolve(0, 3), Some(0));
         assert_eq!(resolve(-1, 3), Some(2));

@@ -56,11 +56,10 @@ pub struct Operand {
 
 /// Bytes of `numel` elements of `dtype`, checked.
 pub fn tensor_bytes(dtype: DType, dims: &[usize]) -> Result<u64> {
-    let n = dims.iter().try_fold(1usize, |a, &d| a.checked_mul(d));
-    let b = n.and_then(|n| n.checked_mul(dtype.size())).and_then(|b| u64::try_from(b).ok());
-    match b {
-        Some(b) => Ok(b),
-        None => bail!(DeviceLimit, "a {dtype} tensor of dims {dims:?} has more bytes than fit 64 bits"),
+    let b = backend_api::shape::nbytes(dtype, dims)?;
+    match u64::try_from(b) {
+        Ok(b) => Ok(b),
+        Err(_) => bail!(DeviceLimit, "a {dtype} tensor of dims {dims:?} has more bytes than fit 64 bits"),
     }
 }
 
@@ -91,8 +90,10 @@ impl Operand {
     }
 
     /// Number of elements.
+    /// Every operand is made through [`tensor_bytes`], so its count fits `usize`; saturating
+    /// anyway, so that a hand-built operand cannot wrap.
     pub fn numel(&self) -> usize {
-        self.dims.iter().product()
+        self.dims.iter().fold(1usize, |n, &d| n.saturating_mul(d))
     }
 
     /// Number of u32 words its bytes cover (1- and 2-byte dtypes are packed in words).

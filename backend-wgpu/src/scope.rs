@@ -64,3 +64,41 @@ pub(crate) fn buffer_init(
         ctx.device.create_buffer_init(&wgpu::util::BufferInitDescriptor { label: Some(label), contents, usage })
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::device::{LimitOverrides, WgpuOptions};
+    use backend_api::ErrorKind;
+
+    #[test]
+    fn a_refused_creation_is_an_err_not_a_panic() {
+        let limits = LimitOverrides { max_buffer_size: Some(4096), ..Default::default() };
+        let ctx = DeviceContext::open(&WgpuOptions { limits, ..Default::default() }).expect("a wgpu adapter");
+        let usage = wgpu::BufferUsages::STORAGE;
+        // Past the limit: refused before wgpu sees it, naming the buffer.
+        let e = buffer(&ctx, "big", 8192, usage, &|| "tensor \"x\"".into()).unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::DeviceLimit);
+        assert!(e.to_string().contains("tensor \"x\"") && e.to_string().contains("8192"), "{e}");
+        // Made unchecked inside the scopes: wgpu's validation error is caught, not a panic.
+        let e = scoped(
+            &ctx,
+            || "an oversized buffer".into(),
+            || {
+                ctx.device.create_buffer(&wgpu::BufferDescriptor {
+                    label: None,
+                    size: 8192,
+                    usage,
+                    mapped_at_creation: false,
+                })
+            },
+        )
+        .unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::Device);
+        assert!(e.to_string().contains("an oversized buffer"), "{e}");
+        // A mappable storage buffer is invalid whatever its size.
+        let bad = wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::STORAGE;
+        assert_eq!(buffer(&ctx, "bad", 64, bad, &|| "b".into()).unwrap_err().kind(), ErrorKind::Device);
+        assert!(buffer(&ctx, "ok", 4096, usage, &|| "ok".into()).is_ok());
+    }
+}

@@ -140,17 +140,23 @@ fn device_bytes<'a>(v: &TensorView<'a>) -> Cow<'a, [u8]> {
     }
 }
 
-/// Writes a host value at `offset` of `buf` (padded to whole words).
-pub(crate) fn write_value(ctx: &DeviceContext, buf: &wgpu::Buffer, offset: u64, v: &TensorView<'_>) {
+/// Writes a host value at `offset` of `buf` (padded to whole words); errs (`Input`) when it does
+/// not fit there, instead of leaving wgpu to refuse the write.
+pub(crate) fn write_value(ctx: &DeviceContext, buf: &wgpu::Buffer, offset: u64, v: &TensorView<'_>) -> Result<()> {
     let mut data = device_bytes(v);
     if data.is_empty() {
-        return;
+        return Ok(());
     }
-    if !data.len().is_multiple_of(4) {
-        let n = data.len().div_ceil(4) * 4;
+    let n = data.len().div_ceil(4).saturating_mul(4);
+    let end = u64::try_from(n).ok().and_then(|n| offset.checked_add(n));
+    if end.is_none_or(|e| e > buf.size()) {
+        bail!(Input, "a value of {} bytes does not fit its {}-byte buffer at byte {offset}", data.len(), buf.size());
+    }
+    if n != data.len() {
         data.to_mut().resize(n, 0);
     }
     ctx.queue.write_buffer(buf, offset, &data);
+    Ok(())
 }
 
 /// The wgpu storage behind a device feed, checked to belong to this device.
@@ -207,6 +213,7 @@ impl WgpuExecutable {
         shared.params.check_all_set(&shared.sig)?;
         let ctx = &shared.ctx;
         let inst = self.instance(&bindings)?;
+        let oom = ctx.device.push_error_scope(wgpu::ErrorFilter::OutOfMemory);
         let scope = ctx.device.push_error_scope(wgpu::ErrorFilter::Validation);
         let mut enc = ctx.device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("run") });
         let host_bytes = feeds
@@ -222,10 +229,21 @@ impl WgpuExecutable {
             let buf = inst.buffer(loc.home, &shared.params)?;
             match f {
                 Feed::Host(_) if staged => {}
-                Feed::Host(v) => write_value(ctx, buf, loc.offset, v),
+                Feed::Host(v) => {
+                    write_value(ctx, buf, loc.offset, v).map_err(|e| e.context(format!("input {:?}", slot.name)))?
+                }
                 Feed::Device(d) => {
                     let t = own_device_value(ctx, &slot.name, d)?;
-                    let n = t.bytes.div_ceil(4) * 4;
+                    let n = t.bytes.div_ceil(4).saturating_mul(4);
+                    if n > loc.size {
+                        bail!(
+                            Input,
+                            "device input {:?} of {} bytes overflows its {}-byte range",
+                            slot.name,
+                            t.bytes,
+                            loc.size
+                        );
+                    }
                     if n > 0 {
                         enc.copy_buffer_to_buffer(&t.buffer, 0, buf, loc.offset, n);
                     }
@@ -235,7 +253,11 @@ impl WgpuExecutable {
         record(inst, &shared.params, &mut enc)?;
         let device_outs = copy_outputs(ctx, inst, &shared.params, &mut enc, placement)?;
         ctx.queue.submit([enc.finish()]);
-        if let Some(e) = pollster::block_on(scope.pop()) {
+        let invalid = pollster::block_on(scope.pop());
+        if let Some(e) = pollster::block_on(oom.pop()) {
+            bail!(DeviceLimit, "the GPU ran out of memory in the run: {e}");
+        }
+        if let Some(e) = invalid {
             bail!(Device, "the GPU rejected the run: {e}");
         }
         gather_outputs(ctx, inst, placement, device_outs, recycle)

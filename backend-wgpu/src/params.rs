@@ -46,7 +46,8 @@ impl ParamStore {
         let Some(slot) = sig.params.get(k) else { bail!(Input, "param {name:?} missing from the signature") };
         check_slot(slot, value, &mut Vec::new()).map_err(|e| e.context(format!("param {name:?}")))?;
         let Some(buf) = self.buffers.get(k) else { bail!(Device, "param {name:?} has no buffer") };
-        crate::exec::write_value(ctx, buf, 0, value);
+        let what = || format!("the upload of param {name:?}");
+        scope::scoped(ctx, what, || crate::exec::write_value(ctx, buf, 0, value))??;
         let Ok(mut set) = self.set.lock() else { bail!(Device, "the params lock was poisoned by a panic") };
         if let Some(s) = set.get_mut(k) {
             *s = true;

@@ -2,7 +2,7 @@
 //! the next run overwrites), read back only on request.
 
 use crate::device::DeviceContext;
-use crate::scope;
+use crate::scope::{self, scoped};
 use backend_api::{bail, DType, DeviceStorage, Error, ErrorKind, Result, Tensor};
 use std::any::Any;
 use std::sync::Arc;
@@ -52,9 +52,11 @@ impl DeviceStorage for WgpuTensor {
         let usage = wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST;
         let what = || format!("the readback buffer of a device value of {}{:?}", self.dtype, self.shape);
         let staging = scope::buffer(&self.ctx, "device value readback", size, usage, &what)?;
-        let mut enc = dev.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("read") });
-        enc.copy_buffer_to_buffer(&self.buffer, 0, &staging, 0, size);
-        self.ctx.queue.submit([enc.finish()]);
+        scoped(&self.ctx, what, || {
+            let mut enc = dev.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("read") });
+            enc.copy_buffer_to_buffer(&self.buffer, 0, &staging, 0, size);
+            self.ctx.queue.submit([enc.finish()]);
+        })?;
         let data = read_mapped(&self.ctx, &staging, |view| {
             match usize::try_from(self.bytes).ok().and_then(|n| view.get(..n)) {
                 Some(b) => Ok(b.to_vec()),

@@ -63,6 +63,11 @@ pub fn tensor_bytes(dtype: DType, dims: &[usize]) -> Result<u64> {
     }
 }
 
+/// The error for a workgroup count past 32 bits.
+fn size_err(v: u64) -> backend_api::Error {
+    backend_api::Error::new(backend_api::ErrorKind::DeviceLimit, format!("{v} workgroups do not fit 32 bits"))
+}
+
 /// `v` as a kernel's u32 param, or a `DeviceLimit` error naming `what`.
 pub fn u32_of(v: usize, what: &str) -> Result<u32> {
     match u32::try_from(v) {
@@ -216,7 +221,7 @@ impl<'a> Lower<'a> {
     /// A grid of `n` workgroups (one per row of a row kernel), folded into 2-D when `n` exceeds
     /// the device's per-dimension limit; the kernel skips the ids past `n`.
     pub fn workgroups(&self, n: usize) -> Result<Grid> {
-        let max = (self.caps.limits.max_compute_workgroups_per_dimension as usize).max(1);
+        let max = usize::try_from(self.caps.limits.max_compute_workgroups_per_dimension).unwrap_or(usize::MAX).max(1);
         let x = n.clamp(1, max);
         let y = n.div_ceil(x).max(1);
         if y > max {
@@ -324,7 +329,8 @@ impl<'a> Lower<'a> {
                 if y > max {
                     bail!(DeviceLimit, "{n} invocations exceed the device's {max}x{max} workgroup grid");
                 }
-                Ok([u32_of(x as usize, "workgroups")?, u32_of(y as usize, "workgroups")?, 1])
+                let count = |v: u64| u32::try_from(v).map_err(|_| size_err(v));
+                Ok([count(x)?, count(y)?, 1])
             }
             Grid::Indirect(_) => bail!(Shape, "an indirect grid's workgroup counts are known only on the GPU"),
         }

@@ -148,6 +148,20 @@ mod tests {
     }
 
     #[test]
+    fn sizes_near_u64_max_are_errors_not_wraps() {
+        assert_eq!(bindable(0).unwrap(), 16);
+        assert_eq!(bindable(u64::MAX - 3).unwrap(), u64::MAX - 3);
+        assert_eq!(bindable(u64::MAX).unwrap_err().kind(), backend_api::ErrorKind::DeviceLimit);
+        // Requests whose sums overflow u64 open new arenas or are refused; nothing wraps.
+        let half = u64::MAX / 2 + 1;
+        let reqs = [Request { size: half, def: 0, last_use: 9 }, Request { size: half, def: 0, last_use: 9 }];
+        let (locs, sizes) = assign(&reqs, 256, u64::MAX, true).unwrap();
+        assert_eq!((locs[1].home, sizes), (Home::Arena(1), vec![half, half]));
+        let e = assign(&reqs, 256, half - 1, true).unwrap_err();
+        assert!(e.to_string().contains("max_buffer_size"), "{e}");
+    }
+
+    #[test]
     fn splits_into_arenas_and_refuses_oversized() {
         let reqs = [Request { size: 600, def: 0, last_use: 9 }, Request { size: 600, def: 0, last_use: 9 }];
         let (locs, sizes) = assign(&reqs, 256, 1000, true).unwrap();

@@ -182,3 +182,29 @@ fn a_grid_past_max_compute_workgroups_per_dimension_folds_or_is_a_device_limit()
     assert_eq!(e.kind(), ErrorKind::DeviceLimit, "{e}");
     assert!(e.to_string().contains("node 1"), "{e}");
 }
+
+#[test]
+fn empty_tensors_with_huge_dims_run_or_err_without_overflow() {
+    let be = backend(LimitOverrides::default());
+    for (shape, axis) in [(vec![0usize, 1 << 62], 1i64), (vec![1 << 40, 1 << 40, 0], 2), (vec![1 << 40, 0, 1 << 40], 1)]
+    {
+        let mut g = GraphBuilder::new();
+        let x = g.input("x", DType::F32, shape.as_slice()).unwrap();
+        let y = g.softmax(x, axis).unwrap();
+        let z = g.reduce(backend_api::op::ReduceOp::Sum, y, &[axis], true).unwrap();
+        g.output(y).unwrap();
+        g.output(z).unwrap();
+        let g = g.build().unwrap();
+        match be.compile(&g, &Default::default()) {
+            Ok(mut exe) => {
+                let x = Tensor::from_bytes(DType::F32, &shape, vec![]).unwrap();
+                let out = exe.run(&[("x", x.view())]).unwrap();
+                assert_eq!(out[0].shape(), shape.as_slice());
+            }
+            Err(e) => {
+                eprintln!("{shape:?}: {e}");
+                assert!(matches!(e.kind(), ErrorKind::Shape | ErrorKind::DeviceLimit), "{shape:?}: {e}")
+            }
+        }
+    }
+}

@@ -417,6 +417,21 @@ mod tests {
     use super::*;
 
     #[test]
+    fn operands_past_the_size_limit_are_shape_errors() {
+        // 2^62 × 4 elements wrap to 0 in unchecked arithmetic; 2^61 F32 elements are 2^63 bytes.
+        for dims in [vec![1usize << 62, 4], vec![1 << 61], vec![usize::MAX, 2]] {
+            let e = Operand::whole(Buf::In(0), DType::F32, dims.clone()).unwrap_err();
+            assert_eq!(e.kind(), backend_api::ErrorKind::Shape, "{dims:?}: {e}");
+        }
+        let x = Operand::whole(Buf::In(0), DType::F32, vec![4]).unwrap();
+        assert!(x.reshaped(vec![(1 << 62) + 1, 4]).is_err());
+        assert!(x.slice(usize::MAX, vec![1]).is_err());
+        let caps = crate::device::DeviceCaps::for_tests();
+        let mut b = Lower::new(&caps, 1);
+        assert!(b.temp(DType::F64, vec![1 << 60, 1 << 4]).is_err());
+    }
+
+    #[test]
     fn slices_and_reshapes_stay_inside_their_window() {
         let x = Operand::whole(Buf::In(0), DType::F32, vec![4, 8]).unwrap();
         let row = x.slice(8, vec![8]).unwrap();

@@ -266,6 +266,25 @@ mod tests {
     use super::code_tokens;
 
     #[test]
+    fn limit_overrides_only_lower_the_adapters_limits() {
+        let adapter = wgpu::Limits::default();
+        let o = super::LimitOverrides {
+            max_buffer_size: Some(1000),
+            max_storage_buffer_binding_size: Some(u64::MAX),
+            max_compute_workgroups_per_dimension: Some(u32::MAX),
+            max_storage_buffers_per_shader_stage: Some(3),
+            ..Default::default()
+        };
+        let l = o.apply(&adapter);
+        assert_eq!(l.max_buffer_size, 1000);
+        // Never above the adapter's, nor a binding above the buffer size.
+        assert_eq!(l.max_compute_workgroups_per_dimension, adapter.max_compute_workgroups_per_dimension);
+        assert_eq!((l.max_storage_buffer_binding_size, l.max_uniform_buffer_binding_size), (1000, 1000));
+        assert_eq!(l.max_storage_buffers_per_shader_stage, 3);
+        assert_eq!(super::LimitOverrides::default().apply(&adapter), adapter);
+    }
+
+    #[test]
     fn comments_are_not_code() {
         let src = "// uses f64\nfn a(x: i64) -> u32 { /* f64 here too */ return 1u; } // i64\nlet y = 2lf;";
         let toks: Vec<&str> = code_tokens(src).collect();

@@ -355,7 +355,8 @@ fn dispatch(inst: &Instance, params: &ParamStore, pass: &mut wgpu::ComputePass<'
     pass.set_pipeline(&d.pipeline.pipeline);
     match d.per_iteration {
         Some(blocks) => {
-            let Some(offset) = (i as u64).checked_mul(blocks.stride).and_then(|o| u32::try_from(o).ok()) else {
+            let offset = u64::try_from(i).ok().and_then(|i| i.checked_mul(blocks.stride));
+            let Some(offset) = offset.and_then(|o| u32::try_from(o).ok()) else {
                 bail!(DeviceLimit, "iteration {i}'s params offset exceeds 32 bits")
             };
             pass.set_bind_group(0, bg, &[offset]);

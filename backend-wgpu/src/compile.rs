@@ -347,10 +347,10 @@ fn plan_node(ctx: &Arc<DeviceContext>, p: &mut Planner<'_>, i: usize, lower: Low
                 bail!(DeviceLimit, "a constant of {size} bytes exceeds the device's max_buffer_size {}", p.max_buffer);
             }
             let padded = usize::try_from(size).map_err(|_| size_error(a.data.len()))?;
-            let mut data = Vec::new();
-            data.try_reserve_exact(padded).map_err(|e| Error::new(ErrorKind::Capacity, format!("{e}")))?;
-            data.extend_from_slice(&a.data);
-            data.resize(padded, 0);
+            let mut data = host_bytes(padded)?;
+            if let Some(dst) = data.get_mut(..a.data.len()) {
+                dst.copy_from_slice(&a.data);
+            }
             p.consts.push((i, data));
             p.storage.insert(me, Storage::Fixed { home: Home::Const(p.consts.len() - 1), offset: 0, size });
             return Ok(None);
@@ -402,6 +402,17 @@ fn aliased(p: &Planner<'_>, node: &backend_api::Node, w: &Window) -> Result<Stor
         bail!(Arity, "an output aliases input {k}, which has no storage")
     };
     s.window(w)
+}
+
+/// `n` zero bytes of host memory, or a `Capacity` error where the host cannot allocate them
+/// (instead of the allocator's abort).
+pub(crate) fn host_bytes(n: usize) -> Result<Vec<u8>> {
+    let mut v = Vec::new();
+    if let Err(e) = v.try_reserve_exact(n) {
+        bail!(Capacity, "cannot allocate {n} bytes of host memory: {e}");
+    }
+    v.resize(n, 0);
+    Ok(v)
 }
 
 /// The error for a byte count that fits no 64-bit device size.
@@ -487,7 +498,7 @@ fn uniform_bytes(ctx: &DeviceContext, u: &Uniform<'_>) -> Result<(Vec<u8>, Optio
             if block64 > lim.max_uniform_buffer_binding_size {
                 bail!(DeviceLimit, "a params block of {block} bytes exceeds the uniform binding limit");
             }
-            let mut v = vec![0u8; total];
+            let mut v = host_bytes(total)?;
             // `stride >= block >= b.len()` and `stride * blocks.len() == total`: every chunk holds its block.
             for (chunk, b) in v.chunks_mut(stride).zip(blocks) {
                 if let Some(dst) = chunk.get_mut(..b.len()) {

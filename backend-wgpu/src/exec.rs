@@ -428,6 +428,9 @@ fn gather_outputs(
                 // Copying into memory the host already touched is ~4× faster than into a fresh Vec.
                 let mut data = recycle.get_mut(i).map(std::mem::take).unwrap_or_default();
                 data.clear();
+                if let Err(e) = data.try_reserve_exact(bytes.len()) {
+                    bail!(Capacity, "cannot allocate {} bytes of host memory for output {i}: {e}", bytes.len());
+                }
                 data.extend_from_slice(bytes);
                 if let Some(h) = host.get_mut(i) {
                     *h = Some(Tensor::from_bytes(o.dtype, &o.shape, data)?);

@@ -59,7 +59,14 @@ impl DeviceStorage for WgpuTensor {
         })?;
         let data = read_mapped(&self.ctx, &staging, |view| {
             match usize::try_from(self.bytes).ok().and_then(|n| view.get(..n)) {
-                Some(b) => Ok(b.to_vec()),
+                Some(b) => {
+                    let mut v = Vec::new();
+                    if let Err(e) = v.try_reserve_exact(b.len()) {
+                        bail!(Capacity, "cannot allocate {} bytes of host memory for a device value: {e}", b.len());
+                    }
+                    v.extend_from_slice(b);
+                    Ok(v)
+                }
                 None => bail!(Device, "device value of {} bytes in a buffer of {size}", self.bytes),
             }
         })?;

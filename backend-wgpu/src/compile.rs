@@ -219,7 +219,8 @@ pub(crate) fn build_program(
     }
     let lim = &ctx.caps.limits;
     let align = u64::from(lim.min_storage_buffer_offset_alignment.max(4));
-    let (arena_locs, mut arena_sizes) = assign(&p.reqs, align, lim.max_buffer_size, !opts.no_memory_reuse)?;
+    let (arena_locs, mut arena_sizes) = assign(&p.reqs, align, lim.max_buffer_size, !opts.no_memory_reuse)
+        .map_err(|e| e.context("planning the arena buffers (a step is a node index; inputs are step 0)"))?;
     // Control buffers come after the data arenas, one buffer each (see `Buf::Control`).
     let mut control_homes: Vec<Vec<usize>> = Vec::with_capacity(plans.len());
     for plan in &plans {

@@ -184,27 +184,50 @@ fn a_grid_past_max_compute_workgroups_per_dimension_folds_or_is_a_device_limit()
 }
 
 #[test]
-fn empty_tensors_with_huge_dims_run_or_err_without_overflow() {
+fn empty_tensors_with_huge_dims_run_without_overflow() {
+    // Empty, but the product of the other dims overflows 64 bits (or comes close): nothing to do.
     let be = backend(LimitOverrides::default());
-    for (shape, axis) in [(vec![0usize, 1 << 62], 1i64), (vec![1 << 40, 1 << 40, 0], 2), (vec![1 << 40, 0, 1 << 40], 1)]
-    {
+    let shapes = [(vec![0usize, 1 << 62], 1i64), (vec![1 << 40, 1 << 40, 0], 2), (vec![1 << 40, 0, 1 << 40], 1)];
+    for (shape, axis) in shapes {
         let mut g = GraphBuilder::new();
         let x = g.input("x", DType::F32, shape.as_slice()).unwrap();
         let y = g.softmax(x, axis).unwrap();
-        let z = g.reduce(backend_api::op::ReduceOp::Sum, y, &[axis], true).unwrap();
-        g.output(y).unwrap();
+        let z = g.log_softmax(y, axis).unwrap();
         g.output(z).unwrap();
-        let g = g.build().unwrap();
-        match be.compile(&g, &Default::default()) {
-            Ok(mut exe) => {
-                let x = Tensor::from_bytes(DType::F32, &shape, vec![]).unwrap();
-                let out = exe.run(&[("x", x.view())]).unwrap();
-                assert_eq!(out[0].shape(), shape.as_slice());
-            }
-            Err(e) => {
-                eprintln!("{shape:?}: {e}");
-                assert!(matches!(e.kind(), ErrorKind::Shape | ErrorKind::DeviceLimit), "{shape:?}: {e}")
-            }
+        let mut exe = be.compile(&g.build().unwrap(), &Default::default()).unwrap_or_else(|e| panic!("{shape:?}: {e}"));
+        // backend-api's `Tensor::from_bytes` still multiplies the dims unchecked (its owner is
+        // moving it to `try_numel`), so the host value of [2^40, 2^40, 0] is not built here yet.
+        if shape.iter().try_fold(1usize, |n, &d| n.checked_mul(d)).is_none() {
+            continue;
+        }
+        let x = Tensor::from_bytes(DType::F32, &shape, vec![]).unwrap();
+        let out = exe.run(&[("x", x.view())]).unwrap_or_else(|e| panic!("{shape:?}: {e}"));
+        assert_eq!(out[0].shape(), shape.as_slice());
+    }
+    // Every family compiles such a tensor (it used to overflow computing strides or row counts).
+    type Build = fn(&mut GraphBuilder, backend_api::Value) -> backend_api::Result<backend_api::Value>;
+    let ops: [(&str, Build); 6] = [
+        ("Neg", |g, x| g.unary(UnaryOp::Neg, x)),
+        ("Transpose", |g, x| g.transpose(x, &[2, 0, 1])),
+        ("Concat", |g, x| g.concat(&[x, x], 2)),
+        ("CumSum", |g, x| g.cumsum(x, 0, false, false)),
+        ("Narrow", |g, x| g.narrow(x, 0, 0, 4, 1)),
+        ("SoftmaxCrossEntropy", |g, x| g.softmax_cross_entropy(x, x, 0)),
+    ];
+    for (name, op) in ops {
+        let mut g = GraphBuilder::new();
+        let x = g.input("x", DType::F32, [1 << 40, 1 << 40, 0]).unwrap();
+        let y = op(&mut g, x).unwrap();
+        g.output(y).unwrap();
+        if let Err(e) = be.compile(&g.build().unwrap(), &Default::default()) {
+            panic!("{name}: {e}");
         }
     }
+    // A reduction of such a tensor whose output really has 2^80 elements is a Shape error.
+    let mut g = GraphBuilder::new();
+    let x = g.input("x", DType::F32, [1 << 40, 0, 1 << 40]).unwrap();
+    let y = g.reduce(backend_api::op::ReduceOp::Sum, x, &[1], true).unwrap();
+    g.output(y).unwrap();
+    let e = compile_err(&be, &g.build().unwrap());
+    assert_eq!(e.kind(), ErrorKind::Shape, "{e}");
 }

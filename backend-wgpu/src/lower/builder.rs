@@ -56,6 +56,11 @@ pub struct Operand {
 
 /// Bytes of `numel` elements of `dtype`, checked.
 pub fn tensor_bytes(dtype: DType, dims: &[usize]) -> Result<u64> {
+    // An empty tensor has 0 bytes whatever its other dims (a product folded left to right would
+    // overflow on [2^40, 2^40, 0] before it reaches the 0).
+    if dims.contains(&0) {
+        return Ok(0);
+    }
     let b = backend_api::shape::nbytes(dtype, dims)?;
     match u64::try_from(b) {
         Ok(b) => Ok(b),

@@ -7,11 +7,11 @@ use crate::lower::{Buf, Grid, Kernel, Lower, LowerFn, Lowering, NodeIo, Operand,
 use crate::pipelines::BindKind;
 use crate::pipelines::Pipeline;
 use crate::plan::{assign, bindable, Home, Loc, Request};
+use crate::scope;
 use backend_api::spec::op_label;
-use backend_api::{bail, CompileOptions, DType, Error, Graph, Op, Result, Signature, Value};
+use backend_api::{bail, CompileOptions, DType, Error, ErrorKind, Graph, Op, Result, Signature, Value};
 use std::collections::HashMap;
 use std::sync::Arc;
-use wgpu::util::DeviceExt;
 
 /// How many workgroups a dispatch runs.
 #[derive(Clone, Copy, Debug)]
@@ -146,8 +146,12 @@ fn sub_range(offset: u64, size: u64, w: &Window) -> Result<(u64, u64)> {
     if end.is_none_or(|e| e > size) {
         bail!(Shape, "a window of {} bytes at byte {} exceeds its value's {size} bytes", w.bytes, w.offset);
     }
-    let bytes = bindable(w.bytes).min(size - w.offset);
-    Ok((offset + w.offset, bytes))
+    // In range: `w.offset + w.bytes <= size` was checked above.
+    let bytes = bindable(w.bytes)?.min(size.saturating_sub(w.offset));
+    match offset.checked_add(w.offset) {
+        Some(start) => Ok((start, bytes)),
+        None => bail!(DeviceLimit, "a window at byte {} of a value at byte {offset} overflows 64 bits", w.offset),
+    }
 }
 
 struct Planner<'g> {
@@ -155,19 +159,28 @@ struct Planner<'g> {
     storage: HashMap<Value, Storage>,
     reqs: Vec<Request>,
     sig: &'g Signature,
-    consts: Vec<Vec<u8>>,
+    /// Each constant's node and its bytes (padded to a bindable size).
+    consts: Vec<(usize, Vec<u8>)>,
+    /// The device's `max_buffer_size`: no arena request may exceed it.
+    max_buffer: u64,
 }
 
 impl<'g> Planner<'g> {
-    fn arena(&mut self, size: u64, def: usize) -> usize {
+    /// A request for `size` arena bytes written at step `def`; errs (`DeviceLimit`) past the
+    /// device's buffer size, here where the node it belongs to is known (the caller names it).
+    fn arena(&mut self, size: u64, def: usize, what: &str) -> Result<usize> {
+        if size > self.max_buffer {
+            bail!(DeviceLimit, "{what} of {size} bytes exceeds the device's max_buffer_size {}", self.max_buffer);
+        }
         self.reqs.push(Request { size, def, last_use: def });
-        self.reqs.len() - 1
+        Ok(self.reqs.len() - 1)
     }
 
     fn touch(&mut self, v: Value, step: usize) {
         if let Some(Storage::Arena { req, .. }) = self.storage.get(&v) {
-            let r = &mut self.reqs[*req];
-            r.last_use = r.last_use.max(step);
+            if let Some(r) = self.reqs.get_mut(*req) {
+                r.last_use = r.last_use.max(step);
+            }
         }
     }
 }
@@ -193,10 +206,11 @@ pub(crate) fn build_program(
     opts: &CompileOptions,
     lower: LowerFn,
 ) -> Result<Program> {
-    let mut p = Planner { graph, storage: HashMap::new(), reqs: vec![], sig, consts: vec![] };
+    let max_buffer = ctx.caps.limits.max_buffer_size;
+    let mut p = Planner { graph, storage: HashMap::new(), reqs: vec![], sig, consts: vec![], max_buffer };
     let mut plans: Vec<Option<NodePlan>> = Vec::with_capacity(graph.nodes().len());
     for (i, node) in graph.nodes().iter().enumerate() {
-        let ctx_err = |e: Error| e.at_node(i, op_label(&node.op));
+        let ctx_err = |e: Error| with_types(e, graph, i).at_node(i, op_label(&node.op));
         let plan = plan_node(ctx, &mut p, i, lower).map_err(ctx_err)?;
         plans.push(plan);
     }
@@ -204,41 +218,44 @@ pub(crate) fn build_program(
         p.touch(*v, usize::MAX);
     }
     let lim = &ctx.caps.limits;
-    let align = lim.min_storage_buffer_offset_alignment.max(4) as u64;
-    let (arena_locs, mut arena_sizes) = assign(&p.reqs, align, lim.max_buffer_size, !opts.no_memory_reuse)?;
+    let align = u64::from(lim.min_storage_buffer_offset_alignment.max(4));
+    let (arena_locs, mut arena_sizes) = assign(&p.reqs, align, lim.max_buffer_size, !opts.no_memory_reuse)
+        .map_err(|e| e.context("planning the arena buffers (a step is a node index; inputs are step 0)"))?;
     // Control buffers come after the data arenas, one buffer each (see `Buf::Control`).
     let mut control_homes: Vec<Vec<usize>> = Vec::with_capacity(plans.len());
     for plan in &plans {
         let sizes = plan.as_ref().map_or(&[][..], |p| &p.controls[..]);
-        control_homes.push(
-            sizes
-                .iter()
-                .map(|&s| {
-                    arena_sizes.push(bindable(s));
-                    arena_sizes.len() - 1
-                })
-                .collect(),
-        );
-    }
-    let resolve = |s: Storage| match s {
-        Storage::Arena { req, offset, size } => {
-            let base = arena_locs[req];
-            Loc { home: base.home, offset: base.offset + offset, size }
+        let mut homes = Vec::with_capacity(sizes.len());
+        for &s in sizes {
+            arena_sizes.push(bindable(s)?);
+            homes.push(arena_sizes.len() - 1);
         }
-        Storage::Fixed { home, offset, size } => Loc { home, offset, size },
+        control_homes.push(homes);
+    }
+    let resolve = |s: Storage| -> Result<Loc> {
+        match s {
+            Storage::Arena { req, offset, size } => {
+                let base = arena_locs.get(req).copied();
+                let Some((base, start)) = base.and_then(|b| Some((b, b.offset.checked_add(offset)?))) else {
+                    bail!(Device, "arena request {req} has no location")
+                };
+                Ok(Loc { home: base.home, offset: start, size })
+            }
+            Storage::Fixed { home, offset, size } => Ok(Loc { home, offset, size }),
+        }
     };
     let storage_usage = wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_DST | wgpu::BufferUsages::COPY_SRC;
     let consts: Vec<wgpu::Buffer> = p
         .consts
         .iter()
-        .map(|data| {
-            ctx.device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
-                label: Some("const"),
-                contents: data,
-                usage: storage_usage,
-            })
+        .map(|(node, data)| {
+            let what = || {
+                let op = graph.nodes().get(*node).map_or_else(|| "?".to_string(), |n| op_label(&n.op));
+                format!("the data of node {node} ({op})")
+            };
+            scope::buffer_init(ctx, "const", data, storage_usage, &what)
         })
-        .collect();
+        .collect::<Result<_>>()?;
     let mut dispatches = Vec::new();
     let mut steps = Vec::new();
     for (i, plan) in plans.iter().enumerate() {
@@ -258,26 +275,32 @@ pub(crate) fn build_program(
                     },
                     Buf::Out(j) => value(&Value { node: backend_api::NodeId(i), output: j })?,
                     Buf::Temp(j) => match plan.temps.get(j) {
-                        Some(&req) => Storage::Arena { req, offset: 0, size: p.reqs[req].size },
+                        Some(&req) => match p.reqs.get(req) {
+                            Some(r) => Storage::Arena { req, offset: 0, size: r.size },
+                            None => bail!(Arity, "scratch buffer {j} has no arena request"),
+                        },
                         None => bail!(Arity, "a kernel binds scratch buffer {j}, which the node did not make"),
                     },
                     Buf::Control(j) => match (controls.get(j), plan.controls.get(j)) {
                         (Some(&k), Some(&size)) => {
-                            Storage::Fixed { home: Home::Arena(k), offset: 0, size: bindable(size) }
+                            Storage::Fixed { home: Home::Arena(k), offset: 0, size: bindable(size)? }
                         }
                         _ => bail!(Arity, "a kernel uses control buffer {j}, which the node did not make"),
                     },
                 };
-                Ok(resolve(s.window(w)?))
+                resolve(s.window(w)?)
             };
             let at_node = |e: Error| with_types(e, graph, i).at_node(i, op_label(&node.op));
             for step in &plan.steps {
-                program_step(ctx, step, &locate, &mut dispatches, &mut steps).map_err(at_node)?;
+                let what = || format!("the dispatches of node {i} ({})", op_label(&node.op));
+                scope::scoped(ctx, what, || program_step(ctx, step, &locate, &mut dispatches, &mut steps))
+                    .and_then(|r| r)
+                    .map_err(at_node)?;
             }
         }
     }
     let stored = |v: &Value| match p.storage.get(v) {
-        Some(s) => Ok(resolve(*s)),
+        Some(s) => resolve(*s),
         None => bail!(Arity, "value {v} has no storage"),
     };
     let inputs = graph.inputs().iter().map(|id| stored(&Value::first(*id))).collect::<Result<Vec<_>>>()?;
@@ -300,10 +323,14 @@ fn plan_node(ctx: &Arc<DeviceContext>, p: &mut Planner<'_>, i: usize, lower: Low
         .collect::<Result<_>>()?;
     let in_types: Vec<_> = node.inputs.iter().map(|v| static_type(graph, *v)).collect::<Result<_>>()?;
     let me = Value::first(backend_api::NodeId(i));
+    let out_type = |o: usize| match out_types.get(o) {
+        Some(t) => Ok(t),
+        None => bail!(Arity, "the node has no output {o}"),
+    };
     match &node.op {
         Op::Input(_) => {
-            let size = bindable(nbytes(&out_types[0])?);
-            let r = p.arena(size, 0);
+            let size = bindable(nbytes(out_type(0)?)?)?;
+            let r = p.arena(size, 0, "the input")?;
             p.storage.insert(me, Storage::Arena { req: r, offset: 0, size });
             return Ok(None);
         }
@@ -311,15 +338,21 @@ fn plan_node(ctx: &Arc<DeviceContext>, p: &mut Planner<'_>, i: usize, lower: Low
             let Some(idx) = p.sig.params.iter().position(|s| s.name == a.name) else {
                 bail!(Input, "param {:?} missing from the signature", a.name);
             };
-            let size = bindable(nbytes(&out_types[0])?);
+            let size = bindable(nbytes(out_type(0)?)?)?;
             p.storage.insert(me, Storage::Fixed { home: Home::Param(idx), offset: 0, size });
             return Ok(None);
         }
         Op::Constant(a) => {
-            let mut data = a.data.to_vec();
-            data.resize(bindable(data.len() as u64) as usize, 0);
-            let size = data.len() as u64;
-            p.consts.push(data);
+            let size = u64::try_from(a.data.len()).map_err(|_| size_error(a.data.len())).and_then(bindable)?;
+            if size > p.max_buffer {
+                bail!(DeviceLimit, "a constant of {size} bytes exceeds the device's max_buffer_size {}", p.max_buffer);
+            }
+            let padded = usize::try_from(size).map_err(|_| size_error(a.data.len()))?;
+            let mut data = host_bytes(padded)?;
+            if let Some(dst) = data.get_mut(..a.data.len()) {
+                dst.copy_from_slice(&a.data);
+            }
+            p.consts.push((i, data));
             p.storage.insert(me, Storage::Fixed { home: Home::Const(p.consts.len() - 1), offset: 0, size });
             return Ok(None);
         }
@@ -333,15 +366,22 @@ fn plan_node(ctx: &Arc<DeviceContext>, p: &mut Planner<'_>, i: usize, lower: Low
     };
     let io = NodeIo { node, inputs: operands(Buf::In, &in_types)?, outputs: operands(Buf::Out, &out_types)? };
     let mut b = Lower::new(&ctx.caps, node.outputs.len());
-    lower(&mut b, &io)?;
+    // A node whose outputs are all empty writes nothing: it is not lowered, so no lowering
+    // computes strides or row counts from the non-empty dims of an empty tensor (a [2^40, 2^40, 0]
+    // tensor has 0 bytes, but its leading dims multiply past 64 bits). Graph validation has
+    // already checked its operands.
+    let empty = !io.outputs.is_empty() && io.outputs.iter().all(|o| o.window.bytes == 0);
+    if !empty {
+        lower(&mut b, &io)?;
+    }
     let Lowering { temps, controls, steps, aliases } = b.finish();
     for (o, t) in out_types.iter().enumerate() {
         let value = Value { node: backend_api::NodeId(i), output: o };
         let storage = match aliases.get(o).copied().flatten() {
             Some(w) => aliased(p, node, &w)?,
             None => {
-                let size = bindable(nbytes(t)?);
-                Storage::Arena { req: p.arena(size, i), offset: 0, size }
+                let size = bindable(nbytes(t)?)?;
+                Storage::Arena { req: p.arena(size, i, &format!("output {o} ({}{:?})", t.0, t.1))?, offset: 0, size }
             }
         };
         p.storage.insert(value, storage);
@@ -349,7 +389,17 @@ fn plan_node(ctx: &Arc<DeviceContext>, p: &mut Planner<'_>, i: usize, lower: Low
     if steps.is_empty() && temps.is_empty() && controls.is_empty() {
         return Ok(None);
     }
-    let temps = temps.iter().map(|&s| p.arena(bindable(s), i)).collect();
+    let temps = temps.iter().map(|&s| p.arena(bindable(s)?, i, "a scratch buffer")).collect::<Result<_>>()?;
+    for &s in &controls {
+        let size = bindable(s)?;
+        if size > p.max_buffer {
+            bail!(
+                DeviceLimit,
+                "a control buffer of {size} bytes exceeds the device's max_buffer_size {}",
+                p.max_buffer
+            );
+        }
+    }
     Ok(Some(NodePlan { steps, temps, controls }))
 }
 
@@ -360,6 +410,22 @@ fn aliased(p: &Planner<'_>, node: &backend_api::Node, w: &Window) -> Result<Stor
         bail!(Arity, "an output aliases input {k}, which has no storage")
     };
     s.window(w)
+}
+
+/// `n` zero bytes of host memory, or a `Capacity` error where the host cannot allocate them
+/// (instead of the allocator's abort).
+pub(crate) fn host_bytes(n: usize) -> Result<Vec<u8>> {
+    let mut v = Vec::new();
+    if let Err(e) = v.try_reserve_exact(n) {
+        bail!(Capacity, "cannot allocate {n} bytes of host memory: {e}");
+    }
+    v.resize(n, 0);
+    Ok(v)
+}
+
+/// The error for a byte count that fits no 64-bit device size.
+fn size_error(bytes: usize) -> Error {
+    Error::new(ErrorKind::DeviceLimit, format!("{bytes} bytes do not fit a 64-bit device size"))
 }
 
 /// Prefixes an error with the node's input and output types.
@@ -403,8 +469,11 @@ enum Uniform<'a> {
 }
 
 /// Pads params to a whole number of 16-byte rows (at least one), as uniform structs are.
-fn padded_len(n: usize) -> usize {
-    n.div_ceil(16).max(1) * 16
+fn padded_len(n: usize) -> Result<usize> {
+    match n.div_ceil(16).max(1).checked_mul(16) {
+        Some(p) => Ok(p),
+        None => bail!(DeviceLimit, "params of {n} bytes"),
+    }
 }
 
 /// The uniform buffer's contents and, for a repeated body, where its blocks are.
@@ -412,15 +481,18 @@ fn uniform_bytes(ctx: &DeviceContext, u: &Uniform<'_>) -> Result<(Vec<u8>, Optio
     match u {
         Uniform::Once(p) => {
             let mut v = p.to_vec();
-            v.resize(padded_len(p.len()), 0);
+            v.resize(padded_len(p.len())?, 0);
             Ok((v, None))
         }
         Uniform::PerIteration(blocks) => {
             let lim = &ctx.caps.limits;
-            let block = padded_len(blocks.iter().map(|b| b.len()).max().unwrap_or(0));
-            let align = (lim.min_uniform_buffer_offset_alignment.max(16)) as usize;
-            let stride = block.div_ceil(align) * align;
-            let total = stride.checked_mul(blocks.len()).filter(|&t| (t as u64) <= lim.max_buffer_size);
+            let block = padded_len(blocks.iter().map(|b| b.len()).max().unwrap_or(0))?;
+            let align = usize::try_from(lim.min_uniform_buffer_offset_alignment.max(16)).unwrap_or(256);
+            let Some(stride) = block.checked_next_multiple_of(align) else {
+                bail!(DeviceLimit, "params of {block} bytes")
+            };
+            let fits = |t: &usize| u64::try_from(*t).is_ok_and(|t| t <= lim.max_buffer_size);
+            let total = stride.checked_mul(blocks.len()).filter(fits);
             let Some(total) = total else {
                 bail!(
                     DeviceLimit,
@@ -428,14 +500,20 @@ fn uniform_bytes(ctx: &DeviceContext, u: &Uniform<'_>) -> Result<(Vec<u8>, Optio
                     blocks.len()
                 )
             };
-            if block as u64 > lim.max_uniform_buffer_binding_size {
+            let (Ok(block64), Ok(stride64)) = (u64::try_from(block), u64::try_from(stride)) else {
+                bail!(DeviceLimit, "params blocks of {block} bytes")
+            };
+            if block64 > lim.max_uniform_buffer_binding_size {
                 bail!(DeviceLimit, "a params block of {block} bytes exceeds the uniform binding limit");
             }
-            let mut v = vec![0u8; total];
-            for (i, b) in blocks.iter().enumerate() {
-                v[i * stride..i * stride + b.len()].copy_from_slice(b);
+            let mut v = host_bytes(total)?;
+            // `stride >= block >= b.len()` and `stride * blocks.len() == total`: every chunk holds its block.
+            for (chunk, b) in v.chunks_mut(stride).zip(blocks) {
+                if let Some(dst) = chunk.get_mut(..b.len()) {
+                    dst.copy_from_slice(b);
+                }
             }
-            Ok((v, Some(Blocks { block: block as u64, stride: stride as u64 })))
+            Ok((v, Some(Blocks { block: block64, stride: stride64 })))
         }
     }
 }
@@ -447,7 +525,7 @@ fn build_dispatch(
     locate: &impl Fn(&Window) -> Result<Loc>,
 ) -> Result<DispatchSpec> {
     let lim = &ctx.caps.limits;
-    if k.bindings.len() as u32 > lim.max_storage_buffers_per_shader_stage {
+    if u32::try_from(k.bindings.len()).map_or(true, |n| n > lim.max_storage_buffers_per_shader_stage) {
         bail!(
             DeviceLimit,
             "kernel needs {} storage buffers, device allows {}",
@@ -461,11 +539,8 @@ fn build_dispatch(
     kinds.extend(k.bindings.iter().map(|(_, kind)| *kind));
     ctx.caps.check_kernel(&k.source)?;
     let pipe = ctx.pipelines.get(&ctx.device, &k.source, &kinds)?;
-    let ubuf = ctx.device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
-        label: Some("params"),
-        contents: &params,
-        usage: wgpu::BufferUsages::UNIFORM,
-    });
+    let what = || format!("a params uniform of {} bytes", params.len());
+    let ubuf = scope::buffer_init(ctx, "params", &params, wgpu::BufferUsages::UNIFORM, &what)?;
     let locs: Vec<Loc> = k.bindings.iter().map(|(w, _)| locate(w)).collect::<Result<_>>()?;
     let align = u64::from(lim.min_storage_buffer_offset_alignment.max(4));
     for l in &locs {

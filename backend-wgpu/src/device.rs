@@ -29,6 +29,43 @@ pub struct WgpuOptions {
     /// behaves like one without them (kernels that compute in 64 bits are `Unsupported`; moving
     /// 64-bit data still works). For tests and for comparing behaviour across adapters.
     pub no_64bit: bool,
+    /// Limits smaller than the adapter's to open the device with (never larger: each is capped at
+    /// the adapter's value). Every check of the backend then uses them, so tests on a software
+    /// adapter reach each limit with small tensors.
+    pub limits: LimitOverrides,
+}
+
+/// Device limits to impose below the adapter's; `None` keeps the adapter's value.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct LimitOverrides {
+    /// `max_buffer_size`: the largest buffer (arena, param, constant, staging).
+    pub max_buffer_size: Option<u64>,
+    /// `max_storage_buffer_binding_size`: the largest range one kernel binds.
+    pub max_storage_buffer_binding_size: Option<u64>,
+    /// `max_uniform_buffer_binding_size`: the largest params block.
+    pub max_uniform_buffer_binding_size: Option<u64>,
+    /// `max_storage_buffers_per_shader_stage`: storage bindings of one kernel.
+    pub max_storage_buffers_per_shader_stage: Option<u32>,
+    /// `max_compute_workgroups_per_dimension`: workgroups of one dispatch along each axis.
+    pub max_compute_workgroups_per_dimension: Option<u32>,
+}
+
+impl LimitOverrides {
+    /// `adapter` with each override applied where it is smaller.
+    pub fn apply(&self, adapter: &wgpu::Limits) -> wgpu::Limits {
+        let mut l = adapter.clone();
+        let lower64 = |v: &mut u64, o: Option<u64>| *v = o.map_or(*v, |o| o.min(*v));
+        let lower32 = |v: &mut u32, o: Option<u32>| *v = o.map_or(*v, |o| o.min(*v));
+        lower64(&mut l.max_buffer_size, self.max_buffer_size);
+        lower64(&mut l.max_storage_buffer_binding_size, self.max_storage_buffer_binding_size);
+        lower64(&mut l.max_uniform_buffer_binding_size, self.max_uniform_buffer_binding_size);
+        lower32(&mut l.max_storage_buffers_per_shader_stage, self.max_storage_buffers_per_shader_stage);
+        lower32(&mut l.max_compute_workgroups_per_dimension, self.max_compute_workgroups_per_dimension);
+        // A binding cannot be larger than a buffer.
+        l.max_storage_buffer_binding_size = l.max_storage_buffer_binding_size.min(l.max_buffer_size);
+        l.max_uniform_buffer_binding_size = l.max_uniform_buffer_binding_size.min(l.max_buffer_size);
+        l
+    }
 }
 
 /// What the opened device can do, probed once.
@@ -40,7 +77,7 @@ pub struct DeviceCaps {
     pub f64: bool,
     /// `SHADER_INT64` enabled.
     pub i64: bool,
-    /// The limits the device was created with (the adapter's own).
+    /// The limits the device was created with (the adapter's, lowered by [`WgpuOptions::limits`]).
     pub limits: wgpu::Limits,
 }
 
@@ -199,7 +236,7 @@ impl DeviceContext {
             wgpu::Features::SHADER_F64 | wgpu::Features::SHADER_INT64
         };
         let features = have & wanted;
-        let limits = adapter.limits();
+        let limits = opts.limits.apply(&adapter.limits());
         let desc = wgpu::DeviceDescriptor {
             label: Some("backend-wgpu"),
             required_features: features,
@@ -227,6 +264,25 @@ fn instance_desc(api: ApiChoice) -> wgpu::InstanceDescriptor {
 #[cfg(test)]
 mod tests {
     use super::code_tokens;
+
+    #[test]
+    fn limit_overrides_only_lower_the_adapters_limits() {
+        let adapter = wgpu::Limits::default();
+        let o = super::LimitOverrides {
+            max_buffer_size: Some(1000),
+            max_storage_buffer_binding_size: Some(u64::MAX),
+            max_compute_workgroups_per_dimension: Some(u32::MAX),
+            max_storage_buffers_per_shader_stage: Some(3),
+            ..Default::default()
+        };
+        let l = o.apply(&adapter);
+        assert_eq!(l.max_buffer_size, 1000);
+        // Never above the adapter's, nor a binding above the buffer size.
+        assert_eq!(l.max_compute_workgroups_per_dimension, adapter.max_compute_workgroups_per_dimension);
+        assert_eq!((l.max_storage_buffer_binding_size, l.max_uniform_buffer_binding_size), (1000, 1000));
+        assert_eq!(l.max_storage_buffers_per_shader_stage, 3);
+        assert_eq!(super::LimitOverrides::default().apply(&adapter), adapter);
+    }
 
     #[test]
     fn comments_are_not_code() {

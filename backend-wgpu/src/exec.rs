@@ -2,7 +2,7 @@
 //! compiled [`Program`] per binding of the graph's symbols (an LRU cache shared by clones); per
 //! executable, an [`Instance`] (arenas and bind groups) per program. `run` writes inputs, records
 //! every dispatch in one encoder, submits once and reads all host outputs back through one mapped
-//! staging buffer.
+//! staging buffer (several where the outputs together exceed the device's `max_buffer_size`).
 
 use crate::compile::{build_program, Program, ProgramStep, Workgroups};
 use crate::device::DeviceContext;
@@ -123,7 +123,8 @@ impl WgpuExecutable {
 
     fn instance(&mut self, b: &Bindings) -> Result<&mut Instance> {
         let shared = &self.shared;
-        self.instances.get_or_try_insert(b, || Instance::new(&shared.ctx, shared.program(b)?, &shared.params))
+        self.instances
+            .get_or_try_insert(b, || Instance::new(&shared.ctx, shared.program(b)?, &shared.params, &shared.sig))
     }
 }
 
@@ -139,17 +140,23 @@ fn device_bytes<'a>(v: &TensorView<'a>) -> Cow<'a, [u8]> {
     }
 }
 
-/// Writes a host value at `offset` of `buf` (padded to whole words).
-pub(crate) fn write_value(ctx: &DeviceContext, buf: &wgpu::Buffer, offset: u64, v: &TensorView<'_>) {
+/// Writes a host value at `offset` of `buf` (padded to whole words); errs (`Input`) when it does
+/// not fit there, instead of leaving wgpu to refuse the write.
+pub(crate) fn write_value(ctx: &DeviceContext, buf: &wgpu::Buffer, offset: u64, v: &TensorView<'_>) -> Result<()> {
     let mut data = device_bytes(v);
     if data.is_empty() {
-        return;
+        return Ok(());
     }
-    if !data.len().is_multiple_of(4) {
-        let n = data.len().div_ceil(4) * 4;
+    let n = data.len().div_ceil(4).saturating_mul(4);
+    let end = u64::try_from(n).ok().and_then(|n| offset.checked_add(n));
+    if end.is_none_or(|e| e > buf.size()) {
+        bail!(Input, "a value of {} bytes does not fit its {}-byte buffer at byte {offset}", data.len(), buf.size());
+    }
+    if n != data.len() {
         data.to_mut().resize(n, 0);
     }
     ctx.queue.write_buffer(buf, offset, &data);
+    Ok(())
 }
 
 /// The wgpu storage behind a device feed, checked to belong to this device.
@@ -206,11 +213,14 @@ impl WgpuExecutable {
         shared.params.check_all_set(&shared.sig)?;
         let ctx = &shared.ctx;
         let inst = self.instance(&bindings)?;
+        let oom = ctx.device.push_error_scope(wgpu::ErrorFilter::OutOfMemory);
         let scope = ctx.device.push_error_scope(wgpu::ErrorFilter::Validation);
         let mut enc = ctx.device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("run") });
-        let host_bytes: u64 =
-            feeds.iter().map(|f| if let Feed::Host(v) = f { v.bytes().len() as u64 } else { 0 }).sum();
-        let staged = inst.upload.is_some() && host_bytes >= UPLOAD_STAGING_MIN;
+        let host_bytes = feeds
+            .iter()
+            .map(|f| if let Feed::Host(v) = f { u64::try_from(v.bytes().len()).unwrap_or(u64::MAX) } else { 0 })
+            .fold(0u64, u64::saturating_add);
+        let staged = !inst.upload.is_empty() && host_bytes >= UPLOAD_STAGING_MIN;
         if staged {
             upload_staged(ctx, inst, &shared.params, &feeds, &mut enc)?;
         }
@@ -219,10 +229,21 @@ impl WgpuExecutable {
             let buf = inst.buffer(loc.home, &shared.params)?;
             match f {
                 Feed::Host(_) if staged => {}
-                Feed::Host(v) => write_value(ctx, buf, loc.offset, v),
+                Feed::Host(v) => {
+                    write_value(ctx, buf, loc.offset, v).map_err(|e| e.context(format!("input {:?}", slot.name)))?
+                }
                 Feed::Device(d) => {
                     let t = own_device_value(ctx, &slot.name, d)?;
-                    let n = t.bytes.div_ceil(4) * 4;
+                    let n = t.bytes.div_ceil(4).saturating_mul(4);
+                    if n > loc.size {
+                        bail!(
+                            Input,
+                            "device input {:?} of {} bytes overflows its {}-byte range",
+                            slot.name,
+                            t.bytes,
+                            loc.size
+                        );
+                    }
                     if n > 0 {
                         enc.copy_buffer_to_buffer(&t.buffer, 0, buf, loc.offset, n);
                     }
@@ -232,15 +253,19 @@ impl WgpuExecutable {
         record(inst, &shared.params, &mut enc)?;
         let device_outs = copy_outputs(ctx, inst, &shared.params, &mut enc, placement)?;
         ctx.queue.submit([enc.finish()]);
-        if let Some(e) = pollster::block_on(scope.pop()) {
+        let invalid = pollster::block_on(scope.pop());
+        if let Some(e) = pollster::block_on(oom.pop()) {
+            bail!(DeviceLimit, "the GPU ran out of memory in the run: {e}");
+        }
+        if let Some(e) = invalid {
             bail!(Device, "the GPU rejected the run: {e}");
         }
         gather_outputs(ctx, inst, placement, device_outs, recycle)
     }
 }
 
-/// Writes every host input into the instance's persistent upload buffer (one map, waiting for the
-/// previous run to release it) and records the copies into the inputs' arena ranges.
+/// Writes every host input into the instance's persistent upload buffers (one map each, waiting
+/// for the previous run to release them) and records the copies into the inputs' arena ranges.
 fn upload_staged(
     ctx: &DeviceContext,
     inst: &Instance,
@@ -248,35 +273,57 @@ fn upload_staged(
     feeds: &[Feed<'_>],
     enc: &mut wgpu::CommandEncoder,
 ) -> Result<()> {
-    let Some(upload) = &inst.upload else { return Ok(()) };
-    map_and_wait(ctx, upload, wgpu::MapMode::Write)?;
-    let mut copies = Vec::new();
-    let written = (|| -> Result<()> {
-        for (k, f) in feeds.iter().enumerate() {
-            let Feed::Host(v) = f else { continue };
-            let n = v.bytes().len() as u64;
-            let (Some(loc), Some(&off)) = (inst.input(k), inst.upload_offsets.get(k)) else {
-                bail!(Device, "no upload range planned for input {k}")
-            };
-            if n == 0 {
-                continue;
-            }
-            let n4 = n.div_ceil(4) * 4;
-            let mut view = upload
-                .get_mapped_range_mut(off..off + n4)
-                .map_err(|e| Error::new(ErrorKind::Device, format!("mapping the upload buffer: {e}")))?;
-            view.slice(..n as usize).copy_from_slice(&device_bytes(v));
-            if n4 > n {
-                view.slice(n as usize..).copy_from_slice(&[0u8; 3][..(n4 - n) as usize]);
-            }
-            copies.push((off, loc, n4));
+    for (b, upload) in inst.upload.iter().enumerate() {
+        map_and_wait(ctx, upload, wgpu::MapMode::Write)?;
+        let mut copies = Vec::new();
+        let written = write_uploads(inst, feeds, b, upload, &mut copies);
+        upload.unmap();
+        written?;
+        for (off, loc, n4) in copies {
+            enc.copy_buffer_to_buffer(upload, off, inst.buffer(loc.home, params)?, loc.offset, n4);
         }
-        Ok(())
-    })();
-    upload.unmap();
-    written?;
-    for (off, loc, n4) in copies {
-        enc.copy_buffer_to_buffer(upload, off, inst.buffer(loc.home, params)?, loc.offset, n4);
+    }
+    Ok(())
+}
+
+/// Writes the host inputs placed in upload buffer `b` (mapped) and lists their copies
+/// (offset in `upload`, arena range, bytes).
+fn write_uploads(
+    inst: &Instance,
+    feeds: &[Feed<'_>],
+    b: usize,
+    upload: &wgpu::Buffer,
+    copies: &mut Vec<(u64, crate::plan::Loc, u64)>,
+) -> Result<()> {
+    for (k, f) in feeds.iter().enumerate() {
+        let Feed::Host(v) = f else { continue };
+        let (Some(loc), Some(&(buf, off))) = (inst.input(k), inst.upload_offsets.get(k)) else {
+            bail!(Device, "no upload range planned for input {k}")
+        };
+        let data = device_bytes(v);
+        if buf != b || data.is_empty() {
+            continue;
+        }
+        let n4 = data.len().div_ceil(4).saturating_mul(4);
+        let (Ok(n4_64), Some(pad)) = (u64::try_from(n4), n4.checked_sub(data.len())) else {
+            bail!(DeviceLimit, "input {k} of {} bytes", data.len())
+        };
+        if n4_64 > loc.size {
+            bail!(Input, "input {k} of {} bytes overflows its {}-byte range", data.len(), loc.size);
+        }
+        let end = off.checked_add(n4_64);
+        let Some(end) = end.filter(|&e| e <= upload.size()) else {
+            bail!(Device, "input {k} lies outside its upload buffer")
+        };
+        let mut view = upload
+            .get_mapped_range_mut(off..end)
+            .map_err(|e| Error::new(ErrorKind::Device, format!("mapping the upload buffer: {e}")))?;
+        view.slice(..data.len()).copy_from_slice(&data);
+        // At most 3 bytes of padding, zeroed so that packed kernels read zeros past the end.
+        if let Some(zeros) = [0u8; 3].get(..pad).filter(|z| !z.is_empty()) {
+            view.slice(data.len()..).copy_from_slice(zeros);
+        }
+        copies.push((off, loc, n4_64));
     }
     Ok(())
 }
@@ -308,7 +355,8 @@ fn dispatch(inst: &Instance, params: &ParamStore, pass: &mut wgpu::ComputePass<'
     pass.set_pipeline(&d.pipeline.pipeline);
     match d.per_iteration {
         Some(blocks) => {
-            let Some(offset) = (i as u64).checked_mul(blocks.stride).and_then(|o| u32::try_from(o).ok()) else {
+            let offset = u64::try_from(i).ok().and_then(|i| i.checked_mul(blocks.stride));
+            let Some(offset) = offset.and_then(|o| u32::try_from(o).ok()) else {
                 bail!(DeviceLimit, "iteration {i}'s params offset exceeds 32 bits")
             };
             pass.set_bind_group(0, bg, &[offset]);
@@ -322,7 +370,7 @@ fn dispatch(inst: &Instance, params: &ParamStore, pass: &mut wgpu::ComputePass<'
     Ok(())
 }
 
-/// Copies host-placed outputs into the staging buffer and device-placed ones into fresh buffers.
+/// Copies host-placed outputs into the staging buffers and device-placed ones into fresh buffers.
 fn copy_outputs(
     ctx: &Arc<DeviceContext>,
     inst: &Instance,
@@ -331,18 +379,18 @@ fn copy_outputs(
     placement: &[Placement],
 ) -> Result<Vec<Option<WgpuTensor>>> {
     let mut device = Vec::with_capacity(inst.program.outputs.len());
-    for (i, (o, &off)) in inst.program.outputs.iter().zip(&inst.staging_offsets).enumerate() {
+    for (i, (o, &(b, off))) in inst.program.outputs.iter().zip(&inst.staging_offsets).enumerate() {
         let src = inst.buffer(o.loc.home, params)?;
         match placement.get(i).copied().unwrap_or_default() {
             Placement::Host => {
-                if let Some(st) = &inst.staging {
-                    enc.copy_buffer_to_buffer(src, o.loc.offset, st, off, o.loc.size);
-                }
+                let Some(st) = inst.staging.get(b) else { bail!(Device, "output {i} has no readback buffer") };
+                enc.copy_buffer_to_buffer(src, o.loc.offset, st, off, o.loc.size);
                 device.push(None);
             }
             Placement::Device => {
-                let size = bindable(o.bytes);
-                let t = WgpuTensor::alloc(ctx, size, o.bytes, o.dtype, o.shape.clone());
+                let size = bindable(o.bytes)?;
+                let t = WgpuTensor::alloc(ctx, size, o.bytes, o.dtype, o.shape.clone())
+                    .map_err(|e| e.context(format!("output {i}")))?;
                 enc.copy_buffer_to_buffer(src, o.loc.offset, &t.buffer, 0, size.min(o.loc.size));
                 device.push(Some(t));
             }
@@ -351,7 +399,7 @@ fn copy_outputs(
     Ok(device)
 }
 
-/// Reads host-placed outputs back (one map) and wraps device-placed ones.
+/// Reads host-placed outputs back (one map per staging buffer in use) and wraps device-placed ones.
 fn gather_outputs(
     ctx: &DeviceContext,
     inst: &Instance,
@@ -360,29 +408,36 @@ fn gather_outputs(
     mut recycle: Vec<Vec<u8>>,
 ) -> Result<Vec<Fetched>> {
     let outputs = &inst.program.outputs;
-    let any_host = (0..outputs.len()).any(|i| placement.get(i).copied().unwrap_or_default() == Placement::Host);
-    let mut host: Vec<Option<Tensor>> = Vec::with_capacity(outputs.len());
-    let read_all = |view: &[u8]| -> Result<Vec<Option<Tensor>>> {
-        let mut v = Vec::with_capacity(outputs.len());
-        for (i, (o, &off)) in outputs.iter().zip(&inst.staging_offsets).enumerate() {
-            if placement.get(i).copied().unwrap_or_default() == Placement::Device {
-                v.push(None);
-                continue;
-            }
-            let Some(bytes) = view.get(off as usize..(off + o.bytes) as usize) else {
-                bail!(Device, "output {i} lies outside the readback buffer")
-            };
-            // Copying into memory the host already touched is ~4× faster than into a fresh Vec.
-            let mut data = recycle.get_mut(i).map(std::mem::take).unwrap_or_default();
-            data.clear();
-            data.extend_from_slice(bytes);
-            v.push(Some(Tensor::from_bytes(o.dtype, &o.shape, data)?));
+    let on_host = |i: usize| placement.get(i).copied().unwrap_or_default() == Placement::Host;
+    let mut host: Vec<Option<Tensor>> = vec![None; outputs.len()];
+    for (b, st) in inst.staging.iter().enumerate() {
+        let mine = |i: usize| on_host(i) && inst.staging_offsets.get(i).is_some_and(|p| p.0 == b);
+        if !(0..outputs.len()).any(mine) {
+            continue;
         }
-        Ok(v)
-    };
-    match (&inst.staging, any_host) {
-        (Some(st), true) => host = read_mapped(ctx, st, read_all)?,
-        _ => host.resize(outputs.len(), None),
+        read_mapped(ctx, st, |view| {
+            for (i, (o, &(_, off))) in outputs.iter().zip(&inst.staging_offsets).enumerate() {
+                if !mine(i) {
+                    continue;
+                }
+                let range =
+                    usize::try_from(off).ok().and_then(|s| Some(s..s.checked_add(usize::try_from(o.bytes).ok()?)?));
+                let Some(bytes) = range.and_then(|r| view.get(r)) else {
+                    bail!(Device, "output {i} lies outside its readback buffer")
+                };
+                // Copying into memory the host already touched is ~4× faster than into a fresh Vec.
+                let mut data = recycle.get_mut(i).map(std::mem::take).unwrap_or_default();
+                data.clear();
+                if let Err(e) = data.try_reserve_exact(bytes.len()) {
+                    bail!(Capacity, "cannot allocate {} bytes of host memory for output {i}: {e}", bytes.len());
+                }
+                data.extend_from_slice(bytes);
+                if let Some(h) = host.get_mut(i) {
+                    *h = Some(Tensor::from_bytes(o.dtype, &o.shape, data)?);
+                }
+            }
+            Ok(())
+        })?;
     }
     let mut out = Vec::with_capacity(outputs.len());
     for (i, (h, d)) in host.into_iter().zip(device).enumerate() {

@@ -17,8 +17,9 @@ mod params;
 pub mod pipelines;
 pub mod plan;
 mod resident;
+mod scope;
 
-pub use device::{list_adapters, ApiChoice, DeviceCaps, DeviceContext, WgpuOptions};
+pub use device::{list_adapters, ApiChoice, DeviceCaps, DeviceContext, LimitOverrides, WgpuOptions};
 pub use exec::WgpuExecutable;
 
 use backend_api::{Backend, Capabilities, CompileOptions, DType, Executable, Graph, Result};

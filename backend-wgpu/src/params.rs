@@ -3,6 +3,7 @@
 
 use crate::device::DeviceContext;
 use crate::plan::bindable;
+use crate::scope;
 use backend_api::{bail, check_slot, Result, Signature, TensorView};
 use std::sync::Mutex;
 
@@ -21,21 +22,12 @@ impl ParamStore {
             let Some(dims) = p.shape.as_static() else {
                 bail!(Shape, "param {:?} has symbolic shape {}; params are static", p.name, p.shape)
             };
-            let size = bindable((dims.iter().product::<usize>() * p.dtype.size()) as u64);
-            if size > ctx.caps.limits.max_buffer_size {
-                bail!(
-                    DeviceLimit,
-                    "param {:?} of {size} bytes exceeds max_buffer_size {}",
-                    p.name,
-                    ctx.caps.limits.max_buffer_size
-                );
-            }
-            buffers.push(ctx.device.create_buffer(&wgpu::BufferDescriptor {
-                label: Some(&p.name),
-                size,
-                usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_DST | wgpu::BufferUsages::COPY_SRC,
-                mapped_at_creation: false,
-            }));
+            let what = || format!("param {:?} ({}{})", p.name, p.dtype, p.shape);
+            let size = crate::lower::builder::tensor_bytes(p.dtype, &dims)
+                .and_then(bindable)
+                .map_err(|e| e.context(what()))?;
+            let usage = wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_DST | wgpu::BufferUsages::COPY_SRC;
+            buffers.push(scope::buffer(ctx, &p.name, size, usage, &what)?);
         }
         let names = sig.params.iter().map(|p| p.name.clone()).collect();
         Ok(ParamStore { names, buffers, set: Mutex::new(vec![false; sig.params.len()]) })
@@ -53,9 +45,13 @@ impl ParamStore {
         };
         let Some(slot) = sig.params.get(k) else { bail!(Input, "param {name:?} missing from the signature") };
         check_slot(slot, value, &mut Vec::new()).map_err(|e| e.context(format!("param {name:?}")))?;
-        crate::exec::write_value(ctx, &self.buffers[k], 0, value);
+        let Some(buf) = self.buffers.get(k) else { bail!(Device, "param {name:?} has no buffer") };
+        let what = || format!("the upload of param {name:?}");
+        scope::scoped(ctx, what, || crate::exec::write_value(ctx, buf, 0, value))??;
         let Ok(mut set) = self.set.lock() else { bail!(Device, "the params lock was poisoned by a panic") };
-        set[k] = true;
+        if let Some(s) = set.get_mut(k) {
+            *s = true;
+        }
         Ok(())
     }
 

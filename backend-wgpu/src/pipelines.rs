@@ -81,12 +81,13 @@ fn layout_entry(binding: u32, kind: BindKind) -> wgpu::BindGroupLayoutEntry {
 }
 
 fn build(device: &wgpu::Device, source: &str, kinds: &[BindKind]) -> Result<Pipeline> {
+    let oom = device.push_error_scope(wgpu::ErrorFilter::OutOfMemory);
     let scope = device.push_error_scope(wgpu::ErrorFilter::Validation);
     let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
         label: None,
         source: wgpu::ShaderSource::Wgsl(source.into()),
     });
-    let entries: Vec<_> = kinds.iter().enumerate().map(|(i, k)| layout_entry(i as u32, *k)).collect();
+    let entries: Vec<_> = (0u32..).zip(kinds).map(|(i, k)| layout_entry(i, *k)).collect();
     let layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor { label: None, entries: &entries });
     let pl = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
         label: None,
@@ -101,7 +102,11 @@ fn build(device: &wgpu::Device, source: &str, kinds: &[BindKind]) -> Result<Pipe
         compilation_options: Default::default(),
         cache: None,
     });
-    if let Some(e) = pollster::block_on(scope.pop()) {
+    let invalid = pollster::block_on(scope.pop());
+    if let Some(e) = pollster::block_on(oom.pop()) {
+        return Err(Error::new(ErrorKind::DeviceLimit, format!("the device ran out of memory building a kernel: {e}")));
+    }
+    if let Some(e) = invalid {
         let lines: Vec<&str> = source.lines().collect();
         let head = lines[lines.len().saturating_sub(60)..].join("\n");
         return Err(Error::new(ErrorKind::Device, format!("kernel failed to build: {e}\n--- kernel ---\n{head}")));

@@ -39,8 +39,12 @@ pub struct Request {
 
 /// Rounds a tensor's byte size to a bindable size: a multiple of 4, and at least 16 so that an
 /// empty tensor still gets a range a kernel with 8- or 16-byte elements accepts.
-pub fn bindable(bytes: u64) -> u64 {
-    bytes.div_ceil(4).max(4) * 4
+/// Errs (`DeviceLimit`) only for sizes within 3 bytes of `u64::MAX`.
+pub fn bindable(bytes: u64) -> Result<u64> {
+    match bytes.div_ceil(4).max(4).checked_mul(4) {
+        Some(b) => Ok(b),
+        None => bail!(DeviceLimit, "a tensor of {bytes} bytes has no 64-bit bindable size"),
+    }
 }
 
 /// Assigns arena offsets to requests (first fit, in request order, which is definition order).
@@ -57,11 +61,15 @@ pub fn assign(reqs: &[Request], align: u64, max_buffer: u64, reuse: bool) -> Res
     // Requests come in node order, but graph inputs (def 0) may be declared after other nodes:
     // place them in definition order so that "free before step s" is decided correctly.
     let mut order: Vec<usize> = (0..reqs.len()).collect();
-    order.sort_by_key(|&i| reqs[i].def);
-    for &ri in &order {
-        let r = &reqs[ri];
+    order.sort_by_key(|&i| reqs.get(i).map_or(0, |r| r.def));
+    for (ri, r) in order.iter().filter_map(|&ri| Some((ri, reqs.get(ri)?))) {
         if r.size > max_buffer {
-            bail!(DeviceLimit, "a tensor of {} bytes exceeds the device's max buffer size {max_buffer}", r.size);
+            bail!(
+                DeviceLimit,
+                "a tensor of {} bytes (request {ri}, made at step {}) exceeds the device's max_buffer_size {max_buffer}",
+                r.size,
+                r.def
+            );
         }
         let mut placed = None;
         for (ai, (lives, size)) in arenas.iter_mut().enumerate() {
@@ -69,19 +77,24 @@ pub fn assign(reqs: &[Request], align: u64, max_buffer: u64, reuse: bool) -> Res
                 lives.retain(|l| l.last_use >= r.def);
             }
             lives.sort_by_key(|l| l.offset);
-            let mut cursor = 0u64;
+            // Sizes are at most `max_buffer` here, so sums of two stay far below `u64::MAX`;
+            // checked anyway, a failed sum meaning "does not fit this arena".
+            let mut cursor = Some(0u64);
             let mut found = None;
             for l in lives.iter() {
-                if cursor + r.size <= l.offset {
-                    found = Some(cursor);
+                let (Some(c), Some(aligned)) = (cursor, l.end.checked_next_multiple_of(align.max(1))) else { break };
+                if c.checked_add(r.size).is_some_and(|e| e <= l.offset) {
+                    found = Some(c);
                     break;
                 }
-                cursor = cursor.max(l.end.div_ceil(align) * align);
+                cursor = Some(c.max(aligned));
             }
-            let off = found.unwrap_or(cursor);
-            if off + r.size <= max_buffer {
-                lives.push(Live { offset: off, end: off + r.size, last_use: r.last_use });
-                *size = (*size).max(off + r.size);
+            let off = found.or(cursor);
+            if let Some((off, end)) =
+                off.and_then(|o| Some((o, o.checked_add(r.size)?))).filter(|&(_, e)| e <= max_buffer)
+            {
+                lives.push(Live { offset: off, end, last_use: r.last_use });
+                *size = (*size).max(end);
                 placed = Some(Loc { home: Home::Arena(ai), offset: off, size: r.size });
                 break;
             }
@@ -93,7 +106,9 @@ pub fn assign(reqs: &[Request], align: u64, max_buffer: u64, reuse: bool) -> Res
                 Loc { home: Home::Arena(arenas.len() - 1), offset: 0, size: r.size }
             }
         };
-        locs[ri] = loc;
+        if let Some(l) = locs.get_mut(ri) {
+            *l = loc;
+        }
     }
     Ok((locs, arenas.into_iter().map(|(_, s)| s).collect()))
 }
@@ -130,6 +145,20 @@ mod tests {
         offs.sort();
         offs.dedup();
         assert_eq!(offs.len(), 3, "{locs:?}");
+    }
+
+    #[test]
+    fn sizes_near_u64_max_are_errors_not_wraps() {
+        assert_eq!(bindable(0).unwrap(), 16);
+        assert_eq!(bindable(u64::MAX - 3).unwrap(), u64::MAX - 3);
+        assert_eq!(bindable(u64::MAX).unwrap_err().kind(), backend_api::ErrorKind::DeviceLimit);
+        // Requests whose sums overflow u64 open new arenas or are refused; nothing wraps.
+        let half = u64::MAX / 2 + 1;
+        let reqs = [Request { size: half, def: 0, last_use: 9 }, Request { size: half, def: 0, last_use: 9 }];
+        let (locs, sizes) = assign(&reqs, 256, u64::MAX, true).unwrap();
+        assert_eq!((locs[1].home, sizes), (Home::Arena(1), vec![half, half]));
+        let e = assign(&reqs, 256, half - 1, true).unwrap_err();
+        assert!(e.to_string().contains("max_buffer_size"), "{e}");
     }
 
     #[test]

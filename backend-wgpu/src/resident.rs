@@ -2,6 +2,7 @@
 //! the next run overwrites), read back only on request.
 
 use crate::device::DeviceContext;
+use crate::scope::{self, scoped};
 use backend_api::{bail, DType, DeviceStorage, Error, ErrorKind, Result, Tensor};
 use std::any::Any;
 use std::sync::Arc;
@@ -20,14 +21,18 @@ pub(crate) struct WgpuTensor {
 
 impl WgpuTensor {
     /// A fresh buffer able to hold `size` bytes (a bindable size).
-    pub fn alloc(ctx: &Arc<DeviceContext>, size: u64, bytes: u64, dtype: DType, shape: Vec<usize>) -> WgpuTensor {
-        let buffer = ctx.device.create_buffer(&wgpu::BufferDescriptor {
-            label: Some("device value"),
-            size,
-            usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_DST | wgpu::BufferUsages::COPY_SRC,
-            mapped_at_creation: false,
-        });
-        WgpuTensor { ctx: ctx.clone(), buffer, bytes, dtype, shape }
+    /// Errs (`DeviceLimit`, `Device`) where the device cannot make it.
+    pub fn alloc(
+        ctx: &Arc<DeviceContext>,
+        size: u64,
+        bytes: u64,
+        dtype: DType,
+        shape: Vec<usize>,
+    ) -> Result<WgpuTensor> {
+        let usage = wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_DST | wgpu::BufferUsages::COPY_SRC;
+        let what = || format!("a device value of {dtype}{shape:?}");
+        let buffer = scope::buffer(ctx, "device value", size, usage, &what)?;
+        Ok(WgpuTensor { ctx: ctx.clone(), buffer, bytes, dtype, shape })
     }
 }
 
@@ -44,18 +49,26 @@ impl DeviceStorage for WgpuTensor {
     fn read(&self) -> Result<Tensor> {
         let dev = &self.ctx.device;
         let size = self.buffer.size();
-        let staging = dev.create_buffer(&wgpu::BufferDescriptor {
-            label: Some("device value readback"),
-            size,
-            usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
-            mapped_at_creation: false,
-        });
-        let mut enc = dev.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("read") });
-        enc.copy_buffer_to_buffer(&self.buffer, 0, &staging, 0, size);
-        self.ctx.queue.submit([enc.finish()]);
-        let data = read_mapped(&self.ctx, &staging, |view| match view.get(..self.bytes as usize) {
-            Some(b) => Ok(b.to_vec()),
-            None => bail!(Device, "device value of {} bytes in a buffer of {size}", self.bytes),
+        let usage = wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST;
+        let what = || format!("the readback buffer of a device value of {}{:?}", self.dtype, self.shape);
+        let staging = scope::buffer(&self.ctx, "device value readback", size, usage, &what)?;
+        scoped(&self.ctx, what, || {
+            let mut enc = dev.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("read") });
+            enc.copy_buffer_to_buffer(&self.buffer, 0, &staging, 0, size);
+            self.ctx.queue.submit([enc.finish()]);
+        })?;
+        let data = read_mapped(&self.ctx, &staging, |view| {
+            match usize::try_from(self.bytes).ok().and_then(|n| view.get(..n)) {
+                Some(b) => {
+                    let mut v = Vec::new();
+                    if let Err(e) = v.try_reserve_exact(b.len()) {
+                        bail!(Capacity, "cannot allocate {} bytes of host memory for a device value: {e}", b.len());
+                    }
+                    v.extend_from_slice(b);
+                    Ok(v)
+                }
+                None => bail!(Device, "device value of {} bytes in a buffer of {size}", self.bytes),
+            }
         })?;
         Tensor::from_bytes(self.dtype, &self.shape, data)
     }

@@ -61,6 +61,24 @@ fn softmax_cross_entropy_backward_special_values() {
 }
 
 #[test]
+fn softmax_cross_entropy_backward_nan_target_is_nan_like_cpu_ref() {
+    // d_logits = (softmax(x) − t)·d_loss: NaN exactly where t is NaN, finite elsewhere.
+    let nan = f64::NAN;
+    let t = [[nan, 0.5, 0.25, 0.25], [0.0, 0.0, nan, 1.0], [0.25, 0.25, 0.25, 0.25], [1.0, 0.0, 0.0, nan]];
+    for d in floats() {
+        let x = random(d, &[4, 4], -3.0, 3.0, 41);
+        let tt = tensor(d, &[4, 4], t.as_flattened());
+        loss_backward_case(&x, &tt, 1, 42);
+        let dl = tensor(d, &[4], &[1.0, -1.0, 0.5, 2.0]);
+        let g = loss_backward_graph(d, &[4, 4], 1);
+        let y = run(wgpu(), &g, &[("x", &x), ("t", &tt), ("dl", &dl)])[0].view().to_f64_lossy();
+        for (k, (y, t)) in y.iter().zip(t.as_flattened()).enumerate() {
+            assert_eq!(y.is_nan(), t.is_nan(), "{d} element {k}: {y} for target {t}");
+        }
+    }
+}
+
+#[test]
 fn softmax_cross_entropy_backward_long_axis() {
     let x = random(DType::F32, &[2, 100_000], -5.0, 5.0, 31);
     loss_backward_case(&x, &targets(DType::F32, &[2, 100_000], 32), -1, 34);

@@ -264,6 +264,22 @@ fn softmax_cross_entropy_special_values() {
 }
 
 #[test]
+fn softmax_cross_entropy_nan_target_is_nan_like_cpu_ref() {
+    // §2.7.3: loss = lse − Σ_{t ≠ 0} t·x, and NaN ≠ 0, so a NaN target makes the slice's loss NaN
+    // (wgpu used to skip it as if it were 0). One NaN per row, at each position, plus a clean row.
+    let logits = [[1.0, 2.0, 3.0, 4.0], [0.5, -1.0, 2.0, 0.0], [3.0, 1.0, -2.0, 1.5], [0.0, 0.0, 1.0, 2.0]];
+    let nan = f64::NAN;
+    let t = [[nan, 0.5, 0.25, 0.25], [0.0, 0.0, nan, 1.0], [0.25, 0.25, 0.25, 0.25], [1.0, 0.0, 0.0, nan]];
+    for d in floats() {
+        let x = tensor(d, &[4, 4], logits.as_flattened());
+        let tt = tensor(d, &[4, 4], t.as_flattened());
+        loss_case(&x, &tt, 1);
+        let y = run(wgpu(), &loss_graph(d, &[4, 4], 1), &[("x", &x), ("t", &tt)])[0].view().to_f64_lossy();
+        assert!(y[0].is_nan() && y[1].is_nan() && y[2].is_finite() && y[3].is_nan(), "{d}: {y:?}");
+    }
+}
+
+#[test]
 fn softmax_cross_entropy_long_axis() {
     let x = random(DType::F32, &[2, 100_000], -5.0, 5.0, 31);
     loss_case(&x, &targets(DType::F32, &[2, 100_000], 32), 1);

@@ -56,12 +56,21 @@ pub struct Operand {
 
 /// Bytes of `numel` elements of `dtype`, checked.
 pub fn tensor_bytes(dtype: DType, dims: &[usize]) -> Result<u64> {
-    let n = dims.iter().try_fold(1usize, |a, &d| a.checked_mul(d));
-    let b = n.and_then(|n| n.checked_mul(dtype.size())).and_then(|b| u64::try_from(b).ok());
-    match b {
-        Some(b) => Ok(b),
-        None => bail!(DeviceLimit, "a {dtype} tensor of dims {dims:?} has more bytes than fit 64 bits"),
+    // An empty tensor has 0 bytes whatever its other dims (a product folded left to right would
+    // overflow on [2^40, 2^40, 0] before it reaches the 0).
+    if dims.contains(&0) {
+        return Ok(0);
     }
+    let b = backend_api::shape::nbytes(dtype, dims)?;
+    match u64::try_from(b) {
+        Ok(b) => Ok(b),
+        Err(_) => bail!(DeviceLimit, "a {dtype} tensor of dims {dims:?} has more bytes than fit 64 bits"),
+    }
+}
+
+/// The error for a workgroup count past 32 bits.
+fn size_err(v: u64) -> backend_api::Error {
+    backend_api::Error::new(backend_api::ErrorKind::DeviceLimit, format!("{v} workgroups do not fit 32 bits"))
 }
 
 /// `v` as a kernel's u32 param, or a `DeviceLimit` error naming `what`.
@@ -91,8 +100,10 @@ impl Operand {
     }
 
     /// Number of elements.
+    /// Every operand is made through [`tensor_bytes`], so its count fits `usize`; saturating
+    /// anyway, so that a hand-built operand cannot wrap.
     pub fn numel(&self) -> usize {
-        self.dims.iter().product()
+        self.dims.iter().fold(1usize, |n, &d| n.saturating_mul(d))
     }
 
     /// Number of u32 words its bytes cover (1- and 2-byte dtypes are packed in words).
@@ -215,7 +226,7 @@ impl<'a> Lower<'a> {
     /// A grid of `n` workgroups (one per row of a row kernel), folded into 2-D when `n` exceeds
     /// the device's per-dimension limit; the kernel skips the ids past `n`.
     pub fn workgroups(&self, n: usize) -> Result<Grid> {
-        let max = (self.caps.limits.max_compute_workgroups_per_dimension as usize).max(1);
+        let max = usize::try_from(self.caps.limits.max_compute_workgroups_per_dimension).unwrap_or(usize::MAX).max(1);
         let x = n.clamp(1, max);
         let y = n.div_ceil(x).max(1);
         if y > max {
@@ -323,7 +334,8 @@ impl<'a> Lower<'a> {
                 if y > max {
                     bail!(DeviceLimit, "{n} invocations exceed the device's {max}x{max} workgroup grid");
                 }
-                Ok([u32_of(x as usize, "workgroups")?, u32_of(y as usize, "workgroups")?, 1])
+                let count = |v: u64| u32::try_from(v).map_err(|_| size_err(v));
+                Ok([count(x)?, count(y)?, 1])
             }
             Grid::Indirect(_) => bail!(Shape, "an indirect grid's workgroup counts are known only on the GPU"),
         }
@@ -408,6 +420,21 @@ pub fn zero_kernel(w: Window, words: u64) -> Result<Kernel> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn operands_past_the_size_limit_are_shape_errors() {
+        // 2^62 × 4 elements wrap to 0 in unchecked arithmetic; 2^61 F32 elements are 2^63 bytes.
+        for dims in [vec![1usize << 62, 4], vec![1 << 61], vec![usize::MAX, 2]] {
+            let e = Operand::whole(Buf::In(0), DType::F32, dims.clone()).unwrap_err();
+            assert_eq!(e.kind(), backend_api::ErrorKind::Shape, "{dims:?}: {e}");
+        }
+        let x = Operand::whole(Buf::In(0), DType::F32, vec![4]).unwrap();
+        assert!(x.reshaped(vec![(1 << 62) + 1, 4]).is_err());
+        assert!(x.slice(usize::MAX, vec![1]).is_err());
+        let caps = crate::device::DeviceCaps::for_tests();
+        let mut b = Lower::new(&caps, 1);
+        assert!(b.temp(DType::F64, vec![1 << 60, 1 << 4]).is_err());
+    }
 
     #[test]
     fn slices_and_reshapes_stay_inside_their_window() {

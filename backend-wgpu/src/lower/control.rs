@@ -43,11 +43,15 @@ fn gate_chunk(b: &mut Lower<'_>, source: &str, cond: &Operand, negate: bool, bod
         negate: u32::from(negate),
         ..Default::default()
     };
-    for (j, k) in body.iter().enumerate() {
+    ensure!(body.len() <= p.grids.len(), DeviceLimit, "{} gated dispatches in one gate kernel", body.len());
+    for (g, k) in p.grids.iter_mut().zip(body) {
         let [x, y, z] = b.workgroup_counts(k.grid)?;
-        p.grids[j] = [x, y, z, 0];
+        *g = [x, y, z, 0];
     }
-    let args = b.control(12 * body.len() as u64)?;
+    // 12 bytes (three u32 counts) per dispatch; at most GATE_MAX of them.
+    let at = |j: usize| u64::try_from(j).ok().and_then(|j| j.checked_mul(12));
+    let Some(bytes) = at(body.len()) else { bail!(DeviceLimit, "{} gated dispatches", body.len()) };
+    let args = b.control(bytes)?;
     b.push(Kernel {
         source: source.to_string(),
         bindings: vec![(cond.window, BindKind::Read), (args, BindKind::Write)],
@@ -55,7 +59,8 @@ fn gate_chunk(b: &mut Lower<'_>, source: &str, cond: &Operand, negate: bool, bod
         grid: Grid::Workgroups([1, 1, 1]),
     });
     for (j, k) in body.iter().enumerate() {
-        let counts = Window { buf: args.buf, offset: 12 * j as u64, bytes: 12 };
+        let Some(offset) = at(j) else { bail!(DeviceLimit, "{j} gated dispatches") };
+        let counts = Window { buf: args.buf, offset, bytes: 12 };
         b.push(Kernel { grid: Grid::Indirect(counts), ..k.clone() });
     }
     Ok(())

@@ -15,7 +15,7 @@
 use super::builder::{u32_of, Kernel, Lower, Operand, Window};
 use super::Grid;
 use crate::pipelines::BindKind;
-use backend_api::shape::numel;
+use backend_api::shape::try_numel;
 use backend_api::{bail, ensure, DType, Error, ErrorKind, Result};
 use shaders::indexing::{
     convert_module, gather_module, is_index, owner_module, scatter_acc_dtype, scatter_module, IndexingConvertParams,
@@ -81,14 +81,20 @@ struct Geometry {
 
 impl Geometry {
     fn of(data: &[usize], axis: usize, nidx: usize) -> Result<Geometry> {
-        ensure!(axis < data.len(), Axis, "axis {axis} out of range for data {data:?}");
-        Ok(Geometry { outer: numel(&data[..axis]), a: data[axis], inner: numel(&data[axis + 1..]), nidx })
+        let (Some(head), Some(tail), Some(&a)) = (data.get(..axis), data.get(axis + 1..), data.get(axis)) else {
+            bail!(Axis, "axis {axis} out of range for data {data:?}")
+        };
+        let g = Geometry { outer: try_numel(head)?, a, inner: try_numel(tail)?, nidx };
+        // Checked once here, so that the two counts below cannot overflow.
+        try_numel(&[g.outer, g.a, g.inner])?;
+        try_numel(&[g.outer, g.nidx, g.inner])?;
+        Ok(g)
     }
     fn data_numel(&self) -> usize {
-        self.outer * self.a * self.inner
+        [self.outer, self.a, self.inner].iter().fold(1usize, |n, &d| n.saturating_mul(d))
     }
     fn gathered_numel(&self) -> usize {
-        self.outer * self.nidx * self.inner
+        [self.outer, self.nidx, self.inner].iter().fold(1usize, |n, &d| n.saturating_mul(d))
     }
     /// The uniform for `n` invocations.
     fn params(&self, n: usize) -> Result<IndexingParams> {

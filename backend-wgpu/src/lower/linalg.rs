@@ -13,6 +13,7 @@ use super::{collapse, Grid};
 use crate::device::DeviceCaps;
 use crate::pipelines::BindKind;
 use backend_api::op::{DotGeneralAttrs, Op, UnaryOp};
+use backend_api::shape::try_numel;
 use backend_api::shape::{broadcast_strides, strides};
 use backend_api::{bail, ensure, DType, Error, ErrorKind, Result, Shape, TensorType};
 use shaders::linalg::{
@@ -153,7 +154,7 @@ fn matmul_gemm(x: &Operand, w: &Operand, bias: Option<&Operand>, out: &Operand) 
 /// dtypes, the product kernel (split into several dispatches when a grid axis exceeds the
 /// device's limit) and, when K is split, the reduction of the partial sums (kept in scratch).
 fn gemm(b: &mut Lower<'_>, g: &Gemm, epi: Epilogue, out: &Operand) -> Result<()> {
-    let batch: usize = g.batch_dims.iter().product();
+    let batch = try_numel(&g.batch_dims)?;
     let out_numel = out.numel();
     if out_numel == 0 {
         return Ok(());
@@ -161,8 +162,10 @@ fn gemm(b: &mut Lower<'_>, g: &Gemm, epi: Epilogue, out: &Operand) -> Result<()>
     fits_u32(out_numel, "output elements")?;
     let variant = choose_variant(b.caps(), g, batch)?;
     let (bm, bn) = variant.block(g.dtype);
-    let blocks = [g.n.div_ceil(bn as usize), g.m.div_ceil(bm as usize)];
-    let (nsplit, kc) = choose_split(variant, g.k, blocks[0] * blocks[1] * batch, out_numel);
+    let tile = |t: u32| usize::try_from(t).unwrap_or(usize::MAX).max(1);
+    let blocks = [g.n.div_ceil(tile(bn)), g.m.div_ceil(tile(bm))];
+    let workgroups = try_numel(&[blocks[0], blocks[1], batch])?;
+    let (nsplit, kc) = choose_split(variant, g.k, workgroups, out_numel);
     // Split-K: the product kernel writes partial sums to scratch and the reduction finishes.
     let (product_out, product_dtype, product_epi) = if nsplit > 1 {
         let acc = acc_dtype(g.dtype);
@@ -199,9 +202,9 @@ fn push_product(
     bindings: &[(Window, BindKind)],
     blocks: [usize; 2],
 ) -> Result<()> {
-    let max = (b.caps().limits.max_compute_workgroups_per_dimension as usize).max(1);
+    let max = usize::try_from(b.caps().limits.max_compute_workgroups_per_dimension).unwrap_or(usize::MAX).max(1);
     let grid = [blocks[0], blocks[1], split.nsplit * split.nbatch];
-    let count: usize = grid.iter().map(|x| x.div_ceil(max)).product();
+    let count = grid.iter().map(|x| x.div_ceil(max)).fold(1usize, usize::saturating_mul);
     if count > MAX_SPLIT_DISPATCHES {
         bail!(DeviceLimit, "a {}x{}x{} GEMM over {} batches needs {count} dispatches", g.m, g.n, g.k, split.nbatch);
     }
@@ -292,7 +295,7 @@ fn choose_split(variant: Variant, k: usize, workgroups: usize, out_numel: usize)
     };
     let by_k = k / min_chunk;
     // The partial sums must stay addressable with 32-bit indices.
-    let by_index = (u32::MAX as usize) / out_numel.max(1);
+    let by_index = usize::try_from(u32::MAX).unwrap_or(usize::MAX) / out_numel.max(1);
     let want = target.div_ceil(workgroups.max(1));
     let s = want.min(by_k).min(by_index).min(MAX_SPLITS);
     if s <= 1 {
@@ -392,7 +395,7 @@ pub(crate) fn plan_dot_general(ld: &[usize], rd: &[usize], at: &DotGeneralAttrs)
     };
     let lfree = free(ld.len(), &at.lhs_batch, &at.lhs_contract);
     let rfree = free(rd.len(), &at.rhs_batch, &at.rhs_contract);
-    let prod = |dims: &[usize], axes: &[usize]| -> Result<usize> { Ok(pick(dims, axes)?.iter().product()) };
+    let prod = |dims: &[usize], axes: &[usize]| -> Result<usize> { try_numel(&pick(dims, axes)?) };
     Ok(DotPlan {
         batch_dims: pick(ld, &at.lhs_batch)?,
         m: prod(ld, &lfree)?,
@@ -447,8 +450,9 @@ fn contiguous_operand(window: Window, dims: &[usize], p: &OperandPlan) -> Result
     let (nb, nr) = p.split;
     let Some((bd, rest)) = pd.split_at_checked(nb) else { bail!(Axis, "{nb} batch axes of {pd:?}") };
     let Some((rd, cd)) = rest.split_at_checked(nr) else { bail!(Axis, "{nr} row axes of {rest:?}") };
-    let (rows, cols): (usize, usize) = (rd.iter().product(), cd.iter().product());
-    let batch = strides(bd).iter().map(|s| s * rows * cols).collect();
+    let (rows, cols) = (try_numel(rd)?, try_numel(cd)?);
+    let matrix = try_numel(&[rows, cols])?;
+    let batch = strides(bd).iter().map(|&s| try_numel(&[s, matrix])).collect::<Result<_>>()?;
     Ok(Strided { window, batch, rs: cols, cs: 1 })
 }
 

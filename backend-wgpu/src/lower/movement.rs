@@ -125,8 +125,9 @@ impl Strided {
         Strided { input, axes, sbase: 0, dbase: 0 }
     }
 
+    /// The axes' dims are an operand's (checked when it was made); saturating so nothing wraps.
     fn numel(&self) -> usize {
-        self.axes.iter().map(|a| a.dim).product()
+        self.axes.iter().fold(1usize, |n, a| n.saturating_mul(a.dim))
     }
 
     /// Drops size-1 unpadded axes and merges an axis into its outer neighbour when both strides

@@ -1,5 +1,6 @@
 // SoftmaxCrossEntropyBackward (§2.16.3) on the norm family's norm_common.wgsl: one workgroup per
-// slice: d_logits = (e^(x - m) / Σ e^(x - m) - t) · d_loss; NaN throughout when m is NaN or ±inf.
+// slice: d_logits = (e^(x - m) / Σ e^(x - m) - t) · d_loss; NaN throughout when m is NaN or ±inf,
+// and NaN where t is NaN (written explicitly: a compiler assuming no NaN may fold the arithmetic).
 
 @compute @workgroup_size(256)
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
@@ -23,7 +24,8 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     let g = ld_dl(w);
     for (var i = lid; i < p.len; i = i + WG) {
         let e = base + i * p.inner;
-        let d = (fexp(ld_x(e) - m) / s - ld_t(e)) * g;
-        st_out(e, select(d, fnan(), bad));
+        let t = ld_t(e);
+        let d = (fexp(ld_x(e) - m) / s - t) * g;
+        st_out(e, select(d, fnan(), bad || fisnan(t)));
     }
 }

@@ -17,6 +17,7 @@ pub(super) use loss::{loss_rows, slices};
 use super::builder::{u32_of, Kernel, Lower, Operand};
 use crate::pipelines::BindKind;
 use backend_api::op::NormAttrs;
+use backend_api::shape::try_numel;
 use backend_api::{bail, ensure, Error, ErrorKind, Result};
 use shaders::norm::{module, NormKind, NormParams};
 use shaders::params::Params;
@@ -65,12 +66,15 @@ fn rows(kind: NormKind, dims: &[usize], axis: usize) -> Result<(usize, usize, us
     if axis >= dims.len() {
         bail!(Axis, "axis {axis} out of range for shape {dims:?}");
     }
-    let outer: usize = dims[..axis].iter().product();
+    let (Some(head), Some(tail), Some(&len)) = (dims.get(..axis), dims.get(axis..), dims.get(axis)) else {
+        bail!(Axis, "axis {axis} out of range for shape {dims:?}")
+    };
+    let outer = try_numel(head)?;
     Ok(if kind.has_gamma() {
-        (outer, dims[axis..].iter().product(), 1)
+        (outer, try_numel(tail)?, 1)
     } else {
-        let inner: usize = dims[axis + 1..].iter().product();
-        (outer * inner, dims[axis], inner)
+        let inner = try_numel(tail.get(1..).unwrap_or(&[]))?;
+        (try_numel(&[outer, inner])?, len, inner)
     })
 }
 

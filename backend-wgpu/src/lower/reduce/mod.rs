@@ -28,6 +28,7 @@ use super::Grid;
 use crate::pipelines::BindKind;
 use backend_api::op::{ReduceAttrs, ReduceOp};
 use backend_api::shape::strides;
+use backend_api::shape::try_numel;
 use backend_api::{bail, ensure, DType, Error, ErrorKind, Result};
 use shaders::params::Params;
 use shaders::reduce::{acc_dtype, module, supported, Layout, ReduceParams, Stage};
@@ -54,11 +55,13 @@ struct Geometry {
 }
 
 impl Geometry {
+    // The kept and reduced dims split a tensor's dims, whose product the operand checked, so
+    // these cannot overflow; saturating so that even a hand-made geometry cannot wrap.
     fn rows(&self) -> usize {
-        self.kdims.iter().product()
+        self.kdims.iter().fold(1usize, |n, &d| n.saturating_mul(d))
     }
     fn red(&self) -> usize {
-        self.rdims.iter().product()
+        self.rdims.iter().fold(1usize, |n, &d| n.saturating_mul(d))
     }
 }
 
@@ -203,9 +206,9 @@ fn pass(
     Ok(())
 }
 
-/// One invocation per item (`usize` → `u64` is lossless).
+/// One invocation per item (`usize` → `u64` is lossless on every target wgpu runs on).
 fn threads(n: usize) -> Grid {
-    Grid::Threads(n as u64)
+    Grid::Threads(u64::try_from(n).unwrap_or(u64::MAX))
 }
 
 /// (outer, len, inner) around `axis` of `dims`.
@@ -213,14 +216,15 @@ fn around(dims: &[usize], axis: usize) -> Result<(usize, usize, usize)> {
     if axis >= dims.len() {
         bail!(Axis, "axis {axis} out of range for shape {dims:?}");
     }
-    let outer: usize = dims[..axis].iter().product();
-    let inner: usize = dims[axis + 1..].iter().product();
-    Ok((outer, dims[axis], inner))
+    let (Some(head), Some(tail), Some(&len)) = (dims.get(..axis), dims.get(axis + 1..), dims.get(axis)) else {
+        bail!(Axis, "axis {axis} out of range for shape {dims:?}")
+    };
+    Ok((try_numel(head)?, len, try_numel(tail)?))
 }
 
 /// Rejects tensors the u32 indexing of the kernels cannot address.
 fn check_size(what: &str, dims: &[usize]) -> Result<()> {
-    let n: usize = dims.iter().product();
+    let n = try_numel(dims)?;
     if n >= MAX_ELEMENTS {
         bail!(DeviceLimit, "{what} {dims:?} has more than 2^31 elements");
     }

@@ -85,6 +85,8 @@ pub struct Finding {
 pub struct Summary {
     /// The run's seed.
     pub seed: u64,
+    /// The run's graph case count (case indices past it are byte cases).
+    pub cases: usize,
     /// Whether hostile sizes were drawn.
     pub hostile_sizes: bool,
     /// Graph cases run.
@@ -110,7 +112,7 @@ pub struct Summary {
 impl Summary {
     /// An empty summary for a run with `options`.
     pub fn new(options: &FuzzOptions) -> Summary {
-        Summary { seed: options.seed, hostile_sizes: options.hostile_sizes, ..Summary::default() }
+        Summary { seed: options.seed, cases: options.cases, hostile_sizes: options.hostile_sizes, ..Summary::default() }
     }
 
     /// Adds the outcome of case `index`; returns whether it panicked or hung (the backends
@@ -205,8 +207,17 @@ impl Summary {
         for f in &self.findings {
             let _ = writeln!(
                 s,
-                "{:?} in case {} (case seed {:#x}; reproduce with FUZZ_SEED={:#x} FUZZ_ONLY={}): {}\n  while: {}",
-                f.kind, f.index, f.case_seed, self.seed, f.index, f.message, f.note
+                "{:?} in case {} (case seed {:#x}; reproduce with FUZZ_SEED={:#x} FUZZ_CASES={} FUZZ_ONLY={}{}): {}\n  \
+                 while: {}",
+                f.kind,
+                f.index,
+                f.case_seed,
+                self.seed,
+                self.cases,
+                f.index,
+                if self.hostile_sizes { " FUZZ_HOSTILE=1" } else { "" },
+                f.message,
+                f.note
             );
         }
         s

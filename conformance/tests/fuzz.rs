@@ -21,9 +21,9 @@ fn options() -> FuzzOptions {
         json: Some(JsonCodec { to_json: backend_api::json::to_json, from_json: backend_api::json::from_json }),
         ..FuzzOptions::default()
     };
-    // Small by default: the whole test stays well inside a minute on two cores with lavapipe.
-    o.cases = 24;
-    o.byte_cases = 400;
+    // Small by default: about 10 s on two cores with lavapipe, and the time budget (40 s) caps it.
+    o.cases = 400;
+    o.byte_cases = 1600;
     if let Some(n) = env_num("FUZZ_CASES") {
         o.cases = usize::try_from(n).unwrap_or(usize::MAX);
         o.byte_cases = o.cases.saturating_mul(4);

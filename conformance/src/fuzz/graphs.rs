@@ -431,23 +431,27 @@ fn nested_if_case(cx: &mut Ctx<'_>) {
     exercise(cx, &g, None, None);
 }
 
-/// A graph of inputs `p: Bool[]`, `x: F32[2]` whose output is `If(p, p, x)` of the graph one
-/// level down (the same for both branches); level 0 is `Neg(x)`.
+/// A graph of inputs `p: Bool[]`, `x: F32[2]` whose output is `If(p, p, x)` with the graph one
+/// level down as its then-branch and level 0 as its else-branch (linear in `depth`); level 0 is
+/// `Neg(x)`.
 pub fn nested_if(depth: usize) -> backend_api::Result<Graph> {
     let mut inner: Option<Graph> = None;
+    let mut base: Option<Graph> = None;
     for _ in 0..=depth {
         let mut gb = GraphBuilder::new();
         let p = gb.input("p", DType::Bool, &[][..])?;
         let x = gb.input("x", DType::F32, &[2usize][..])?;
-        let y = match inner.take() {
-            None => gb.unary(UnaryOp::Neg, x)?,
-            Some(sub) => match gb.if_(p, &[p, x], sub.clone(), sub)?.first() {
+        let y = match (inner.take(), &base) {
+            (Some(sub), Some(leaf)) => match gb.if_(p, &[p, x], sub, leaf.clone())?.first() {
                 Some(v) => *v,
                 None => backend_api::bail!(Arity, "If gave no outputs"),
             },
+            _ => gb.unary(UnaryOp::Neg, x)?,
         };
         gb.output(y)?;
-        inner = Some(gb.build()?);
+        let g = gb.build()?;
+        base.get_or_insert_with(|| g.clone());
+        inner = Some(g);
     }
     match inner {
         Some(g) => Ok(g),

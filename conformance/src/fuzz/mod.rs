@@ -118,42 +118,53 @@ pub fn case_seed(seed: u64, index: usize) -> u64 {
     r.next_u64()
 }
 
-/// Runs the fuzzer: `options.cases` graph cases, then `options.byte_cases` byte cases, each
-/// isolated; returns the summary (the caller decides what fails).
+/// Runs the fuzzer: `options.cases` graph cases (indices `0..cases`) and `options.byte_cases`
+/// byte cases (indices `cases..`), interleaved in proportion so that a time budget cuts both
+/// alike, each isolated; returns the summary (the caller decides what fails).
 pub fn run(options: &FuzzOptions) -> Result<Summary> {
     let start = Instant::now();
     let mut backends = Arc::new(Backends::new(options)?);
     let mut summary = Summary::new(options);
-    let total = options.cases.saturating_add(options.byte_cases);
-    for index in 0..total {
+    let (n_graph, n_byte) = (options.cases, options.byte_cases);
+    let (mut g, mut b) = (0usize, 0usize);
+    while g < n_graph || b < n_byte {
+        // The kind that is further behind its share goes next (cross-multiplied: no division).
+        let graph_next = b >= n_byte || (g < n_graph && g.saturating_mul(n_byte) <= b.saturating_mul(n_graph));
+        let index = if graph_next { g } else { n_graph.saturating_add(b) };
+        if graph_next {
+            g += 1;
+        } else {
+            b += 1;
+        }
         if options.only.is_some_and(|o| o != index) {
             continue;
         }
-        if start.elapsed() > options.time_budget {
-            summary.out_of_time = total.saturating_sub(index);
-            break;
+        if start.elapsed() > options.time_budget || summary.hangs() >= 3 {
+            summary.out_of_time += 1;
+            continue;
         }
-        let seed = case_seed(options.seed, index);
-        let outcome = if index < options.cases {
-            summary.graph_cases += 1;
-            let (b, o) = (Arc::clone(&backends), options.clone());
-            isolate::run(options.case_timeout, move |note| graphs::case(&b, &o, seed, note))
-        } else {
-            summary.byte_cases += 1;
-            let o = options.clone();
-            isolate::run(options.case_timeout, move |note| bytes::case(&o, seed, note))
-        };
-        let fresh = summary.record(index, seed, outcome);
+        let fresh = run_one(options, &backends, &mut summary, index, graph_next);
         // A panic may leave a backend's device or locks in any state, and a hung case still holds
         // its backends: later cases get new ones, so one finding does not cascade.
         if fresh {
             backends = Arc::new(Backends::new(options)?);
         }
-        if summary.hangs() >= 3 {
-            summary.out_of_time = total.saturating_sub(index + 1);
-            break;
-        }
     }
     summary.elapsed = start.elapsed();
     Ok(summary)
+}
+
+/// Runs case `index` isolated and records it; returns whether it panicked or hung.
+fn run_one(options: &FuzzOptions, backends: &Arc<Backends>, summary: &mut Summary, index: usize, graph: bool) -> bool {
+    let seed = case_seed(options.seed, index);
+    let o = options.clone();
+    let outcome = if graph {
+        summary.graph_cases += 1;
+        let b = Arc::clone(backends);
+        isolate::run(options.case_timeout, move |note| graphs::case(&b, &o, seed, note))
+    } else {
+        summary.byte_cases += 1;
+        isolate::run(options.case_timeout, move |note| bytes::case(&o, seed, note))
+    };
+    summary.record(index, seed, outcome)
 }

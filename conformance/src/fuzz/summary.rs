@@ -178,7 +178,7 @@ impl Summary {
         let skipped: usize = self.skipped.values().sum();
         format!(
             "fuzz seed {:#x}{}: {} graph cases, {} byte cases in {:.1}s; {} panics, {} hangs, {} mismatches; \
-             {} compared; errors by kind: {}; {} skipped; {} not started (time budget)",
+             {} compared; errors by kind: {}; {} skipped; {} not started (time budget or 3 hangs)",
             self.seed,
             if self.hostile_sizes { " (hostile sizes)" } else { "" },
             self.graph_cases,

@@ -34,7 +34,7 @@ pub fn mutate_text(input: &[u8], rng: &mut Rng, hostile: bool) -> Vec<u8> {
 }
 
 fn random_byte(rng: &mut Rng, hostile: bool) -> u8 {
-    let x = (rng.next_u64() & 0xFF) as u8;
+    let [x, ..] = rng.next_u64().to_le_bytes();
     if hostile {
         x
     } else {

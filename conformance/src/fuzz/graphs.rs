@@ -16,7 +16,8 @@ use proptest::strategy::{Strategy, ValueTree};
 use proptest::test_runner::{Config, RngAlgorithm, TestRng, TestRunner};
 
 /// Sizes a hostile user writes: overflowing products, `isize::MAX`, just past 32 bits.
-pub const HUGE: &[usize] = &[1 << 31, 1 << 32, 1 << 62, (1 << 62) + 1, isize::MAX as usize, usize::MAX];
+pub const HUGE: &[usize] =
+    &[1 << 31, 1 << 32, 1 << 62, (1 << 62) + 1, backend_api::shape::MAX_TENSOR_BYTES, usize::MAX];
 
 /// One graph case: the generator problem it starts from decides nothing else; the case's seed
 /// picks which front end is fuzzed.

@@ -114,7 +114,8 @@ impl Backends {
 /// The seed of case `index` of a run seeded `seed` (SplitMix of both, so neighbouring cases are
 /// unrelated).
 pub fn case_seed(seed: u64, index: usize) -> u64 {
-    let mut r = Rng::new(seed ^ (index as u64).wrapping_mul(0xD1B5_4A32_D192_ED03));
+    let index = u64::try_from(index).unwrap_or(u64::MAX);
+    let mut r = Rng::new(seed ^ index.wrapping_mul(0xD1B5_4A32_D192_ED03));
     r.next_u64()
 }
 

@@ -35,6 +35,7 @@ use backend_wgpu as _;
 pub mod compare;
 pub mod display;
 pub mod expected;
+pub mod fuzz;
 pub mod problem;
 pub mod problems;
 pub mod readme;

@@ -39,12 +39,6 @@ pub struct CpuRefBackend {
     opts: Option<CpuRefOptions>,
 }
 
-/// The reference backend with default options, as a value: keeps the unit-struct spelling
-/// `CpuRefBackend.compile(..)` of callers written before [`CpuRefOptions`] compiling (prefer
-/// [`CpuRefBackend::new`]).
-#[allow(non_upper_case_globals)]
-pub const CpuRefBackend: CpuRefBackend = CpuRefBackend { opts: None };
-
 impl CpuRefBackend {
     /// A reference backend with default options (a memory cap of half of physical memory).
     pub fn new() -> CpuRefBackend {

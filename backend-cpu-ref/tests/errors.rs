@@ -11,7 +11,7 @@ fn exe() -> Box<dyn backend_api::Executable> {
     let s = b.binary(backend_api::op::BinaryOp::Add, x, y).unwrap();
     let m = b.matmul(s, w).unwrap();
     b.output(m).unwrap();
-    CpuRefBackend.compile(&b.build().unwrap(), &CompileOptions::default()).unwrap()
+    CpuRefBackend::new().compile(&b.build().unwrap(), &CompileOptions::default()).unwrap()
 }
 
 fn f32s(shape: &[usize]) -> Tensor {
@@ -84,7 +84,7 @@ fn unsupported_op_is_a_compile_error_naming_node_and_op() {
         return;
     };
     b.output(y).unwrap();
-    let Err(err) = CpuRefBackend.compile(&b.build().unwrap(), &CompileOptions::default()) else {
+    let Err(err) = CpuRefBackend::new().compile(&b.build().unwrap(), &CompileOptions::default()) else {
         panic!("compile should refuse Fft")
     };
     assert_eq!(err.kind(), ErrorKind::Unsupported);
@@ -105,7 +105,7 @@ fn run_errors_name_the_node() {
         )
         .unwrap();
     b.output(r).unwrap();
-    let mut e = CpuRefBackend.compile(&b.build().unwrap(), &CompileOptions::default()).unwrap();
+    let mut e = CpuRefBackend::new().compile(&b.build().unwrap(), &CompileOptions::default()).unwrap();
     let ok = f32s(&[6]);
     assert_eq!(e.run(&[("x", ok.view())]).unwrap()[0].shape(), &[2, 3]);
     let bad = f32s(&[5]);

@@ -5,7 +5,7 @@ use backend_api::{Backend, CompileOptions, DType, Dim, GraphBuilder, Op, Shape, 
 use backend_cpu_ref::CpuRefBackend;
 
 fn compile(b: GraphBuilder) -> Box<dyn backend_api::Executable> {
-    CpuRefBackend.compile(&b.build().unwrap(), &CompileOptions::default()).unwrap()
+    CpuRefBackend::new().compile(&b.build().unwrap(), &CompileOptions::default()).unwrap()
 }
 
 #[test]

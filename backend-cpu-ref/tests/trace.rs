@@ -28,7 +28,7 @@ fn sqrt_of_a_negative_is_the_first_nan_and_later_nodes_inherit_it() {
 
     let xs = Tensor::from_slice(&[4], &[4.0f32, -1.0, 0.0, 9.0]).unwrap();
     let ws = Tensor::from_slice(&[4], &[1.0f32, 1.0, 1.0, 0.5]).unwrap();
-    let r = trace(&CpuRefBackend, &graph, &[("w", ws.view())], &[("x", xs.view())]).unwrap();
+    let r = trace(&CpuRefBackend::new(), &graph, &[("w", ws.view())], &[("x", xs.view())]).unwrap();
 
     assert_eq!(r.values.len(), 8, "one entry per node output");
     let ops: Vec<&str> = r.values.iter().map(|s| s.op.as_str()).collect();
@@ -80,7 +80,7 @@ fn finite_graph_reports_no_nan_and_binds_symbolic_dims() {
     b.output(c).unwrap();
     let graph = b.build().unwrap();
     let xs = Tensor::from_slice(&[3, 2], &[1i32, 2, 3, 4, 5, -6]).unwrap();
-    let r = trace(&CpuRefBackend, &graph, &[], &[("x", xs.view())]).unwrap();
+    let r = trace(&CpuRefBackend::new(), &graph, &[], &[("x", xs.view())]).unwrap();
     assert_eq!(r.first_non_finite, None);
     assert_eq!(r.values[1].shape, vec![3, 2]);
     assert_eq!((r.values[1].dtype, r.values[1].min, r.values[1].max), (DType::I32, Some(-12.0), Some(10.0)));
@@ -97,8 +97,8 @@ fn errors_of_the_run_come_back_with_context() {
     b.output(y).unwrap();
     let graph = b.build().unwrap();
     let xs = Tensor::from_slice(&[2], &[1.0f32, 2.0]).unwrap();
-    let missing_input = trace(&CpuRefBackend, &graph, &[("w", xs.view())], &[]).unwrap_err();
+    let missing_input = trace(&CpuRefBackend::new(), &graph, &[("w", xs.view())], &[]).unwrap_err();
     assert!(missing_input.to_string().contains("trace: run"), "{missing_input}");
-    let bad_param = trace(&CpuRefBackend, &graph, &[("v", xs.view())], &[("x", xs.view())]).unwrap_err();
+    let bad_param = trace(&CpuRefBackend::new(), &graph, &[("v", xs.view())], &[("x", xs.view())]).unwrap_err();
     assert!(bad_param.to_string().contains("set_param \"v\""), "{bad_param}");
 }

@@ -94,7 +94,7 @@ fn check(lower: LowerFn, what: &str) {
             .unwrap_or_else(|e| panic!("{what} {m}x{k}x{n}: {e}"));
         assert!(exe.dispatch_count() >= 2, "{what}: a GEMM and a softmax");
         let got = run(&mut exe, &x, &w);
-        let mut reference = CpuRefBackend.compile(&graph(m, k, n, true), &Default::default()).unwrap();
+        let mut reference = CpuRefBackend::new().compile(&graph(m, k, n, true), &Default::default()).unwrap();
         let want = run(reference.as_mut(), &x, &w);
         assert_eq!(got.len(), m * n);
         for (i, (g, r)) in got.iter().zip(&want).enumerate() {

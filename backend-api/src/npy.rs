@@ -147,38 +147,76 @@ fn unquote(s: &[u8]) -> &[u8] {
     }
 }
 
-/// Decodes a `.npy` file (versions 1.0, 2.0, 3.0; C order). The declared shape's byte size is
-/// checked against the bytes present before anything is allocated, so a small file claiming a
-/// huge shape is an `Input` (or `Shape`) error, never an allocation.
-pub fn from_npy(bytes: &[u8]) -> Result<Tensor> {
-    let (hlen, start) = preamble(bytes)?;
-    let end = start.saturating_add(hlen);
-    let Some(header) = bytes.get(start..end) else {
+/// What a `.npy` header declares: the tensor's type, where its data starts and how long it is.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct NpyLayout {
+    /// The element type.
+    pub dtype: DType,
+    /// Whether the data bytes are big-endian (swapped when read).
+    pub big_endian: bool,
+    /// The dims.
+    pub shape: Vec<usize>,
+    /// Offset of the first data byte: the length of preamble and header.
+    pub data_offset: usize,
+    /// The data's length in bytes, `nbytes(dtype, shape)` (checked).
+    pub data_bytes: usize,
+}
+
+/// How many leading bytes [`header_end`] needs at most (the preamble of every version).
+pub const PREAMBLE_LEN: usize = 12;
+
+/// The offset where the data starts (preamble plus header length), from the first
+/// [`PREAMBLE_LEN`] bytes (or fewer: a version-1.0 preamble is 10 bytes). Lets a reader of an
+/// archive read exactly the header before deciding how much data to read.
+pub fn header_end(preamble_bytes: &[u8]) -> Result<usize> {
+    let (hlen, start) = preamble(preamble_bytes)?;
+    match start.checked_add(hlen) {
+        Some(end) => Ok(end),
+        None => bail!(Input, ".npy header length {hlen} overflows"),
+    }
+}
+
+/// Parses the preamble and header at the start of `head` (at least [`header_end`] bytes; data
+/// after them is ignored). The declared shape's byte size is checked (`Shape` error past
+/// [`MAX_TENSOR_BYTES`](crate::shape::MAX_TENSOR_BYTES)); nothing is allocated for the data.
+pub fn read_layout(head: &[u8]) -> Result<NpyLayout> {
+    let end = header_end(head)?;
+    let (_, start) = preamble(head)?;
+    let Some(header) = head.get(start..end) else {
         bail!(
             Input,
-            ".npy header is truncated: it declares {hlen} bytes, the file has {}",
-            bytes.len().saturating_sub(start)
+            ".npy header is truncated: it declares {} bytes, the file has {}",
+            end.saturating_sub(start),
+            head.len().saturating_sub(start)
         )
     };
-    let (dtype, big) = parse_descr(unquote(field(header, "descr")?))?;
+    let (dtype, big_endian) = parse_descr(unquote(field(header, "descr")?))?;
     if field(header, "fortran_order")? != b"False" {
         bail!(Input, "Fortran-ordered .npy arrays are not supported; save with numpy.ascontiguousarray");
     }
     let shape = parse_shape(field(header, "shape")?)?;
-    let body = bytes.get(end..).unwrap_or_default();
-    let want = crate::shape::nbytes(dtype, &shape).map_err(|e| e.context(format!(".npy {dtype}{shape:?}")))?;
-    if body.len() != want {
-        bail!(Input, ".npy {dtype}{shape:?} needs {want} data bytes, the file has {}", body.len());
+    let data_bytes = crate::shape::nbytes(dtype, &shape).map_err(|e| e.context(format!(".npy {dtype}{shape:?}")))?;
+    Ok(NpyLayout { dtype, big_endian, shape, data_offset: end, data_bytes })
+}
+
+/// Decodes a `.npy` file (versions 1.0, 2.0, 3.0; C order). The declared shape's byte size is
+/// checked against the bytes present before anything is allocated, so a small file claiming a
+/// huge shape is an `Input` (or `Shape`) error, never an allocation.
+pub fn from_npy(bytes: &[u8]) -> Result<Tensor> {
+    let l = read_layout(bytes)?;
+    let body = bytes.get(l.data_offset..).unwrap_or_default();
+    if body.len() != l.data_bytes {
+        bail!(Input, ".npy {}{:?} needs {} data bytes, the file has {}", l.dtype, l.shape, l.data_bytes, body.len());
     }
     let mut data = body.to_vec();
-    if big {
-        let w = if dtype == DType::C64 { 4 } else { dtype.size() };
+    if l.big_endian {
+        let w = if l.dtype == DType::C64 { 4 } else { l.dtype.size() };
         data.chunks_exact_mut(w).for_each(|c| c.reverse());
     }
-    if dtype == DType::Bool {
+    if l.dtype == DType::Bool {
         data.iter_mut().for_each(|b| *b = u8::from(*b != 0));
     }
-    Tensor::from_bytes(dtype, &shape, data)
+    Tensor::from_bytes(l.dtype, &l.shape, data)
 }
 
 #[cfg(test)]

@@ -281,7 +281,7 @@ mod tests {
     /// A version-1.0 file of `header` (padded as NumPy pads it) followed by `data`.
     fn npy_with(header: &[u8], data: &[u8]) -> Vec<u8> {
         let mut h = header.to_vec();
-        while (10 + h.len() + 1) % 64 != 0 {
+        while !(10 + h.len() + 1).is_multiple_of(64) {
             h.push(b' ');
         }
         h.push(b'\n');

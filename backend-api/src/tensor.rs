@@ -21,7 +21,8 @@ pub trait Element: Copy + 'static {
     const DTYPE: DType;
     /// Appends the little-endian bytes of `self`.
     fn write_le(self, out: &mut Vec<u8>);
-    /// Reads one element from exactly `DTYPE.size()` little-endian bytes.
+    /// Reads one element from `DTYPE.size()` little-endian bytes (missing bytes read as 0, extra
+    /// bytes are ignored: never a panic).
     fn read_le(b: &[u8]) -> Self;
 }
 
@@ -34,7 +35,7 @@ macro_rules! element {
             }
             fn read_le(b: &[u8]) -> Self {
                 let mut a = [0u8; std::mem::size_of::<$t>()];
-                a.copy_from_slice(b);
+                a.iter_mut().zip(b).for_each(|(d, s)| *d = *s);
                 <$t>::from_le_bytes(a)
             }
         }
@@ -57,7 +58,7 @@ impl Element for bool {
     }
     /// Any byte other than 0 reads as true (§1.1).
     fn read_le(b: &[u8]) -> Self {
-        b[0] != 0
+        b.first().is_some_and(|&x| x != 0)
     }
 }
 
@@ -68,7 +69,7 @@ impl Element for Complex32 {
         out.extend_from_slice(&self.im.to_le_bytes());
     }
     fn read_le(b: &[u8]) -> Self {
-        Complex32 { re: f32::read_le(&b[0..4]), im: f32::read_le(&b[4..8]) }
+        Complex32 { re: f32::read_le(b), im: f32::read_le(b.get(4..).unwrap_or_default()) }
     }
 }
 
@@ -236,7 +237,7 @@ pub fn element_to_f64(dtype: DType, b: &[u8]) -> f64 {
         DType::I8 => i8::read_le(b) as f64,
         DType::U32 => u32::read_le(b) as f64,
         DType::U8 => u8::read_le(b) as f64,
-        DType::Bool => (b[0] != 0) as u8 as f64,
-        DType::C64 => f32::read_le(&b[0..4]) as f64,
+        DType::Bool => f64::from(u8::from(bool::read_le(b))),
+        DType::C64 => f32::read_le(b) as f64,
     }
 }

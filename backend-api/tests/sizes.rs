@@ -113,3 +113,20 @@ fn a_duplicated_input_name_in_run_is_refused() {
     assert!(e.to_string().contains("\"x\" is given more than once"), "{e}");
     assert!(check_feeds(&sig, &[("x", Feed::Host(a.view()))]).is_ok());
 }
+
+#[test]
+fn a_symbol_bound_to_a_size_that_overflows_is_a_shape_error_at_bind() {
+    let mut g = GraphBuilder::new();
+    let shape = backend_api::Shape(vec![backend_api::Dim::from("b"), backend_api::Dim::from(1usize << 40)]);
+    let x = g.input("x", DType::F32, shape).unwrap();
+    let y = g.unary(backend_api::op::UnaryOp::Neg, x).unwrap();
+    g.output(y).unwrap();
+    let graph = g.build().unwrap();
+    let sig = Signature::of(&graph);
+    let b = backend_api::Bindings::from_inputs(&sig, &[&[1 << 30, 1 << 40]]).unwrap();
+    let e = err(graph.bind_symbols(&b));
+    assert_eq!(e.kind(), ErrorKind::Shape, "{e}");
+    assert!(e.to_string().contains("node 0") && e.to_string().contains("larger than any tensor"), "{e}");
+    let small = backend_api::Bindings::from_inputs(&sig, &[&[2, 1 << 40]]).unwrap();
+    assert!(graph.bind_symbols(&small).is_ok());
+}

@@ -148,7 +148,11 @@ pub fn check_feeds<'a>(sig: &Signature, inputs: &[(&str, Feed<'a>)]) -> Result<(
 
 /// [`check_feeds`], with each binding as (symbol, size, name of the input that bound it).
 pub fn bind_feeds<'a>(sig: &Signature, inputs: &[(&str, Feed<'a>)]) -> Result<(Vec<Feed<'a>>, Vec<SymbolBinding>)> {
-    for (name, _) in inputs {
+    for (k, (name, _)) in inputs.iter().enumerate() {
+        // A second feed of one name would be ignored silently (the first one wins): refuse it.
+        if inputs.get(..k).is_some_and(|before| before.iter().any(|(n, _)| n == name)) {
+            crate::bail!(Input, "input {name:?} is given more than once; give each input once");
+        }
         if !sig.inputs.iter().any(|s| s.name == *name) {
             let known: Vec<&str> = sig.inputs.iter().map(|s| s.name.as_str()).collect();
             crate::bail!(Input, "unknown input {name:?}; the graph's inputs are {known:?}");

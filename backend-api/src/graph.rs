@@ -151,7 +151,11 @@ impl Graph {
             if inferred != node.outputs {
                 return Err(ctx(Error::new(
                     crate::ErrorKind::Shape,
-                    format!("stored output types {:?} differ from inferred {:?}", node.outputs, inferred),
+                    format!(
+                        "stored output types {} differ from inferred {}",
+                        type_list(&node.outputs),
+                        type_list(&inferred)
+                    ),
                 )));
             }
             names.check(&node.op).map_err(ctx)?;
@@ -166,6 +170,12 @@ impl Graph {
         }
         Ok(())
     }
+}
+
+/// Types as the spec writes them (`[F32[2, 3], I64[]]`), not Rust's `Debug`.
+fn type_list(types: &[TensorType]) -> String {
+    let parts: Vec<String> = types.iter().map(TensorType::to_string).collect();
+    format!("[{}]", parts.join(", "))
 }
 
 /// Name rules for leaves (§2.1): inputs unique, params consistent, no name shared by both.

@@ -24,6 +24,46 @@ pub const FORMAT_VERSION: u32 = 1;
 /// The `format` tag in every file.
 pub const FORMAT_NAME: &str = "wgml-graph";
 
+/// The deepest nesting of JSON arrays and objects a graph file may have, for the writer and the
+/// reader alike: serde_json's recursion limit (128 levels, the file's own object included), below
+/// which decoding is stack-safe. Each nested `If` costs five levels under the file's seven, so 24
+/// `If`s can nest; [`to_json`] refuses a deeper graph and [`from_json`] a deeper
+/// text, both with an error naming this limit (docs/GRAPH-FORMAT.md, "Nesting").
+pub const MAX_NESTING: usize = 127;
+
+/// The deepest nesting of arrays and objects in JSON `text` (strings skipped; for text that is
+/// not JSON, a lower bound that the parser then refuses on its own).
+fn nesting(text: &str) -> usize {
+    let (mut depth, mut max, mut in_string, mut escaped) = (0usize, 0usize, false, false);
+    for &b in text.as_bytes() {
+        match (in_string, escaped, b) {
+            (true, true, _) => escaped = false,
+            (true, false, b'\\') => escaped = true,
+            (true, false, b'"') => in_string = false,
+            (true, false, _) => {}
+            (false, _, b'"') => in_string = true,
+            (false, _, b'[' | b'{') => {
+                depth = depth.saturating_add(1);
+                max = max.max(depth);
+            }
+            (false, _, b']' | b'}') => depth = depth.saturating_sub(1),
+            (false, _, _) => {}
+        }
+    }
+    max
+}
+
+/// The error of a graph or a text nested deeper than [`MAX_NESTING`].
+fn too_deep(what: &str, depth: usize) -> Error {
+    Error::new(
+        ErrorKind::Unsupported,
+        format!(
+            "{what} nests JSON {depth} levels deep, more than the graph format's limit of {MAX_NESTING} (24 nested \
+             If bodies); flatten the control flow"
+        ),
+    )
+}
+
 /// Pretty JSON: {"format": "wgml-graph", "version": 1, "graph": {...}}. Validates first: an invalid
 /// graph is the validation error, never a file that would not read back.
 ///
@@ -39,6 +79,11 @@ pub fn to_json(graph: &Graph) -> Result<String> {
         // The IR's Serialize impls never fail and the writer is a String; kept as a value anyway.
         Err(e) => return Err(Error::new(ErrorKind::Input, format!("graph file: cannot encode the graph: {e}"))),
     };
+    // Refused here, so that every file this writes reads back (the reader's limit is the same).
+    let depth = nesting(&compact);
+    if depth > MAX_NESTING {
+        return Err(too_deep("the graph", depth));
+    }
     let mut text = layout::layout(&compact).unwrap_or(compact);
     text.push('\n');
     Ok(text)
@@ -46,6 +91,10 @@ pub fn to_json(graph: &Graph) -> Result<String> {
 
 /// Parses and validates; errors name the JSON path (e.g. `graph.nodes[3].op.Reshape.new_shape[1]`) and line/column.
 pub fn from_json(text: &str) -> Result<Graph> {
+    let depth = nesting(text);
+    if depth > MAX_NESTING {
+        return Err(too_deep("graph file", depth));
+    }
     let header = match parse::<Header>(text) {
         Ok(h) => h,
         Err(f) => return Err(header_failure(text, f)),

@@ -85,9 +85,10 @@ impl Shape {
         self.0.iter().all(|d| d.as_static().is_some())
     }
 
-    /// The element count when static.
+    /// The element count when static and when it fits `usize` (`None` otherwise; validated
+    /// graphs never hold a shape whose count overflows).
     pub fn numel(&self) -> Option<usize> {
-        self.as_static().map(|d| numel(&d))
+        self.as_static().and_then(|d| try_numel(&d).ok())
     }
 }
 
@@ -144,13 +145,31 @@ pub fn nbytes(dtype: crate::DType, dims: &[usize]) -> Result<usize> {
     }
 }
 
-/// Row-major strides (in elements) of a contiguous tensor.
+/// Row-major strides (in elements) of a contiguous tensor. A suffix product that overflows (only
+/// possible for an empty tensor such as `[0, 2^62, 4]`, whose strides are never used to address an
+/// element) saturates at `usize::MAX` instead of wrapping; [`try_strides`] refuses it instead.
 pub fn strides(dims: &[usize]) -> Vec<usize> {
-    let mut s = vec![1; dims.len()];
-    for i in (0..dims.len().saturating_sub(1)).rev() {
-        s[i] = s[i + 1] * dims[i + 1];
+    let mut s = vec![1usize; dims.len()];
+    let mut acc = 1usize;
+    for (st, &d) in s.iter_mut().zip(dims).rev() {
+        *st = acc;
+        acc = acc.saturating_mul(d);
     }
     s
+}
+
+/// Row-major strides, or a `Shape` error when a suffix product overflows `usize`.
+pub fn try_strides(dims: &[usize]) -> Result<Vec<usize>> {
+    let mut s = vec![1usize; dims.len()];
+    let mut acc = Some(1usize);
+    for (st, &d) in s.iter_mut().zip(dims).rev() {
+        match acc {
+            Some(a) => *st = a,
+            None => bail!(Shape, "the strides of dims {dims:?} overflow {} bits", usize::BITS),
+        }
+        acc = acc.and_then(|a| a.checked_mul(d));
+    }
+    Ok(s)
 }
 
 /// Strides of `from` read as if broadcast to `to` (§1.4): 0 on stretched and missing axes.
@@ -234,5 +253,16 @@ mod tests {
         assert!(nbytes(DType::F32, &[1 << 62]).is_err(), "bytes overflow");
         assert!(nbytes(DType::U8, &[usize::MAX]).is_err(), "beyond isize::MAX");
         assert_eq!(nbytes(DType::U8, &[MAX_TENSOR_BYTES]).unwrap(), MAX_TENSOR_BYTES);
+    }
+
+    #[test]
+    fn strides_never_wrap() {
+        assert_eq!(strides(&[2, 3, 4]), vec![12, 4, 1]);
+        assert_eq!(try_strides(&[2, 3, 4]).unwrap(), vec![12, 4, 1]);
+        assert_eq!(strides(&[]), Vec::<usize>::new());
+        // An empty tensor whose suffix products overflow: saturated, or refused by try_strides.
+        assert_eq!(strides(&[1, 0, 1 << 62, 4]), vec![0, usize::MAX, 4, 1]);
+        assert!(try_strides(&[1, 0, 1 << 62, 4]).unwrap_err().to_string().contains("overflow"));
+        assert_eq!(Shape::of(&[1 << 62, 4]).numel(), None);
     }
 }

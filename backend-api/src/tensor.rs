@@ -1,7 +1,7 @@
 //! Host tensors: an owned [`Tensor`] and a borrowed [`TensorView`], each a dtype, a static shape and
 //! the little-endian bytes of the elements (§1.1).
 
-use crate::shape::numel;
+use crate::shape::{nbytes, try_numel};
 use crate::{bail, DType, Result};
 use half::{bf16, f16};
 
@@ -21,7 +21,8 @@ pub trait Element: Copy + 'static {
     const DTYPE: DType;
     /// Appends the little-endian bytes of `self`.
     fn write_le(self, out: &mut Vec<u8>);
-    /// Reads one element from exactly `DTYPE.size()` little-endian bytes.
+    /// Reads one element from `DTYPE.size()` little-endian bytes (missing bytes read as 0, extra
+    /// bytes are ignored: never a panic).
     fn read_le(b: &[u8]) -> Self;
 }
 
@@ -34,7 +35,7 @@ macro_rules! element {
             }
             fn read_le(b: &[u8]) -> Self {
                 let mut a = [0u8; std::mem::size_of::<$t>()];
-                a.copy_from_slice(b);
+                a.iter_mut().zip(b).for_each(|(d, s)| *d = *s);
                 <$t>::from_le_bytes(a)
             }
         }
@@ -57,7 +58,7 @@ impl Element for bool {
     }
     /// Any byte other than 0 reads as true (§1.1).
     fn read_le(b: &[u8]) -> Self {
-        b[0] != 0
+        b.first().is_some_and(|&x| x != 0)
     }
 }
 
@@ -68,18 +69,16 @@ impl Element for Complex32 {
         out.extend_from_slice(&self.im.to_le_bytes());
     }
     fn read_le(b: &[u8]) -> Self {
-        Complex32 { re: f32::read_le(&b[0..4]), im: f32::read_le(&b[4..8]) }
+        Complex32 { re: f32::read_le(b), im: f32::read_le(b.get(4..).unwrap_or_default()) }
     }
 }
 
+/// Checks that `len` bytes are exactly a `dtype` tensor of `shape`; a shape whose size overflows is
+/// the `Shape` error of [`nbytes`], whatever `len` is (so `[2^62, 4]` with 0 bytes is refused).
 fn check_len(dtype: DType, shape: &[usize], len: usize) -> Result<()> {
-    let want = numel(shape).checked_mul(dtype.size());
-    if want != Some(len) {
-        bail!(
-            Input,
-            "{dtype} tensor of shape {shape:?} needs {} bytes, got {len}",
-            want.map_or("more than usize::MAX".to_string(), |w| w.to_string())
-        );
+    let want = nbytes(dtype, shape).map_err(|e| e.context(format!("{dtype} tensor of shape {shape:?}")))?;
+    if want != len {
+        bail!(Input, "{dtype} tensor of shape {shape:?} needs {want} bytes, got {len}");
     }
     Ok(())
 }
@@ -101,10 +100,12 @@ impl Tensor {
 
     /// A tensor from typed values; errs when `values.len()` does not match the shape.
     pub fn from_slice<T: Element>(shape: &[usize], values: &[T]) -> Result<Tensor> {
-        if values.len() != numel(shape) {
-            bail!(Input, "shape {shape:?} holds {} elements, got {} values", numel(shape), values.len());
+        let want = nbytes(T::DTYPE, shape).map_err(|e| e.context(format!("{} tensor of shape {shape:?}", T::DTYPE)))?;
+        let n = try_numel(shape)?;
+        if values.len() != n {
+            bail!(Input, "shape {shape:?} holds {n} elements, got {} values", values.len());
         }
-        let mut data = Vec::with_capacity(values.len() * T::DTYPE.size());
+        let mut data = Vec::with_capacity(want);
         for v in values {
             v.write_le(&mut data);
         }
@@ -118,9 +119,24 @@ impl Tensor {
         Tensor { dtype: T::DTYPE, shape: vec![], data }
     }
 
-    /// An all-zero-bytes tensor (0, false, +0.0).
+    /// An all-zero-bytes tensor (0, false, +0.0), for shapes known to be small (tests, literals).
+    /// A shape whose byte size overflows gives an empty-data tensor here rather than wrapping;
+    /// sizes from a graph, a file or a caller go through [`Tensor::try_zeros`].
     pub fn zeros(dtype: DType, shape: &[usize]) -> Tensor {
-        Tensor { dtype, shape: shape.to_vec(), data: vec![0; numel(shape) * dtype.size()] }
+        Tensor::try_zeros(dtype, shape).unwrap_or(Tensor { dtype, shape: vec![0], data: Vec::new() })
+    }
+
+    /// An all-zero-bytes tensor, or a `Shape` error when its byte size exceeds
+    /// [`MAX_TENSOR_BYTES`](crate::shape::MAX_TENSOR_BYTES), or a `Capacity` error when the host
+    /// cannot allocate it.
+    pub fn try_zeros(dtype: DType, shape: &[usize]) -> Result<Tensor> {
+        let len = nbytes(dtype, shape).map_err(|e| e.context(format!("{dtype} tensor of shape {shape:?}")))?;
+        let mut data = Vec::new();
+        if data.try_reserve_exact(len).is_err() {
+            bail!(Capacity, "cannot allocate {len} bytes for a {dtype} tensor of shape {shape:?}");
+        }
+        data.resize(len, 0);
+        Ok(Tensor { dtype, shape: shape.to_vec(), data })
     }
 
     /// The dtype.
@@ -131,9 +147,9 @@ impl Tensor {
     pub fn shape(&self) -> &[usize] {
         &self.shape
     }
-    /// The element count.
+    /// The element count (the data length is checked against the shape at construction).
     pub fn numel(&self) -> usize {
-        numel(&self.shape)
+        self.data.len() / self.dtype.size()
     }
     /// The raw bytes.
     pub fn bytes(&self) -> &[u8] {
@@ -153,7 +169,7 @@ impl Tensor {
     }
     /// The same bytes under another shape of equal element count.
     pub fn reshaped(mut self, shape: &[usize]) -> Result<Tensor> {
-        if numel(shape) != self.numel() {
+        if try_numel(shape)? != self.numel() {
             bail!(Shape, "cannot reshape {:?} to {shape:?}: element counts differ", self.shape);
         }
         self.shape = shape.to_vec();
@@ -187,9 +203,9 @@ impl<'a> TensorView<'a> {
     pub fn bytes(&self) -> &'a [u8] {
         self.data
     }
-    /// The element count.
+    /// The element count (the data length is checked against the shape at construction).
     pub fn numel(&self) -> usize {
-        numel(self.shape)
+        self.data.len() / self.dtype.size()
     }
     /// An owned copy.
     pub fn to_owned(&self) -> Tensor {
@@ -221,7 +237,7 @@ pub fn element_to_f64(dtype: DType, b: &[u8]) -> f64 {
         DType::I8 => i8::read_le(b) as f64,
         DType::U32 => u32::read_le(b) as f64,
         DType::U8 => u8::read_le(b) as f64,
-        DType::Bool => (b[0] != 0) as u8 as f64,
-        DType::C64 => f32::read_le(&b[0..4]) as f64,
+        DType::Bool => f64::from(u8::from(bool::read_le(b))),
+        DType::C64 => f32::read_le(b) as f64,
     }
 }

@@ -118,3 +118,40 @@ fn validation_checks_arity_against_the_op_table() {
     );
     assert_eq!(e.unwrap_err().kind(), ErrorKind::Arity);
 }
+
+#[test]
+fn a_stored_type_mismatch_prints_types_as_the_spec_writes_them() {
+    use backend_api::op::{InputAttrs, Op};
+    use backend_api::{Graph, Node, NodeId, Shape, TensorType, Value};
+    let op = Op::Input(InputAttrs { name: "x".into(), dtype: DType::F32, shape: Shape::of(&[2, 3]) });
+    let node = Node { op, inputs: vec![], outputs: vec![TensorType::new(DType::F16, &[2, 3])] };
+    let e = Graph::from_parts(vec![node], vec![Value { node: NodeId(0), output: 0 }]).unwrap_err();
+    let m = e.to_string();
+    assert!(m.contains("stored output types [F16[2, 3]] differ from inferred [F32[2, 3]]"), "{m}");
+    assert!(!m.contains("TensorType") && !m.contains("Static"), "{m}");
+}
+
+#[test]
+fn a_while_condition_mismatch_names_the_condition_graph() {
+    let cond = {
+        let mut b = GraphBuilder::new();
+        let x = b.input("x", DType::F32, [3]).unwrap();
+        let y = b.reduce(ReduceOp::Sum, x, &[0], true).unwrap();
+        let z = b.input("z", DType::F32, [1]).unwrap();
+        let c = b.compare(CompareOp::Lt, y, z).unwrap();
+        b.output(c).unwrap();
+        b.build().unwrap()
+    };
+    let body = {
+        let mut b = GraphBuilder::new();
+        let x = b.input("x", DType::F32, [2]).unwrap();
+        b.output(x).unwrap();
+        b.build().unwrap()
+    };
+    let mut g = GraphBuilder::new();
+    let x = g.input("x", DType::F32, [2]).unwrap();
+    let (k, m) = kind_and_msg(g.while_(&[x], cond, body, 4));
+    assert_eq!(k, ErrorKind::Subgraph);
+    assert!(m.contains("the condition graph has 2 value(s), expected 1"), "{m}");
+    assert!(!m.contains("the body"), "{m}");
+}

@@ -270,7 +270,7 @@ fn bad_hex_is_an_input_error() {
     assert_eq!(from_json(&upper).unwrap(), mlp());
     // Well-formed hex of the wrong length is a validation error of the constant.
     let short = edit(&text, "0000003f000000806f12833a", "0000003f00000080");
-    fails(from_json(&short), ErrorKind::Attribute, &["at node 2 (Constant)", "needs Some(12) bytes"]);
+    fails(from_json(&short), ErrorKind::Attribute, &["at node 2 (Constant)", "needs 12 bytes of data, got 8"]);
 }
 
 #[test]

@@ -2,7 +2,7 @@
 //! Every error names the file.
 
 use anyhow::{bail, Context, Result};
-use backend_api::npy::{from_npy, to_npy};
+use backend_api::npy::{self, from_npy, to_npy};
 use backend_api::{DType, Graph, Tensor};
 use std::io::Read;
 use std::path::{Path, PathBuf};
@@ -78,12 +78,56 @@ fn load_npz(path: &Path) -> Result<Vec<NamedTensor>> {
             entry.name().with_context(|| format!("{}: entry {i} has an unreadable name", path.display()))?.into_owned();
         let Some(name) = entry_name.strip_suffix(".npy") else { continue };
         let source = format!("{}:{entry_name}", path.display());
-        let mut bytes = Vec::new();
-        entry.read_to_end(&mut bytes).with_context(|| format!("cannot read {source}"))?;
-        let tensor = from_npy(&bytes).with_context(|| format!("{source} is not a usable .npy entry"))?;
+        let declared = entry.size();
+        let tensor = read_npz_entry(&mut entry, declared, &source)?;
         out.push(NamedTensor { name: name.to_string(), tensor, source });
     }
     Ok(out)
+}
+
+/// The most header bytes an `.npz` entry may have: NumPy writes headers of a few hundred bytes;
+/// the bound keeps a hostile header length from being read whole.
+const MAX_NPY_HEADER: usize = 1 << 20;
+
+/// Reads one `.npy` entry of an archive without ever inflating more than it declares: the
+/// preamble and header first (bounded), then exactly the data length the header declares, which
+/// must equal the archive's `declared` uncompressed size, plus one byte to detect a longer stream.
+fn read_npz_entry(entry: &mut impl Read, declared: u64, source: &str) -> Result<Tensor> {
+    let mut head = Vec::new();
+    read_bounded(entry, npy::PREAMBLE_LEN, &mut head, source)?;
+    let end = npy::header_end(&head).with_context(|| format!("{source} is not a usable .npy entry"))?;
+    if end > MAX_NPY_HEADER {
+        bail!("{source}: .npy header of {end} bytes is longer than {MAX_NPY_HEADER}");
+    }
+    read_bounded(entry, end.saturating_sub(head.len()), &mut head, source)?;
+    let layout = npy::read_layout(&head).with_context(|| format!("{source} is not a usable .npy entry"))?;
+    let Some(want) = layout.data_offset.checked_add(layout.data_bytes) else {
+        bail!("{source}: the entry's size overflows")
+    };
+    if u64::try_from(want).ok() != Some(declared) {
+        bail!(
+            "{source}: the .npy header declares {}{:?} ({want} bytes with the header) but the archive says the entry \
+             has {declared} bytes",
+            layout.dtype,
+            layout.shape
+        );
+    }
+    let mut bytes = Vec::new();
+    bytes.try_reserve_exact(want).map_err(|_| anyhow::anyhow!("{source}: cannot allocate {want} bytes"))?;
+    bytes.extend_from_slice(&head);
+    // One byte more than expected, so that a stream longer than declared is detected, not read.
+    read_bounded(entry, want.saturating_sub(head.len()).saturating_add(1), &mut bytes, source)?;
+    if bytes.len() > want {
+        bail!("{source}: the entry inflates to more than the {want} bytes its header and the archive declare");
+    }
+    from_npy(&bytes).with_context(|| format!("{source} is not a usable .npy entry"))
+}
+
+/// Appends at most `n` more bytes of `r` to `out`.
+fn read_bounded(r: &mut impl Read, n: usize, out: &mut Vec<u8>, source: &str) -> Result<()> {
+    let n = u64::try_from(n).unwrap_or(u64::MAX);
+    r.take(n).read_to_end(out).with_context(|| format!("cannot read {source}"))?;
+    Ok(())
 }
 
 /// Writes `outputs` as `out0.npy`, `out1.npy`, … into `dir` (created if missing). BF16 has no
@@ -123,4 +167,62 @@ pub fn load_expected(dir: &Path, n: usize) -> Result<Vec<Tensor>> {
             load_npy(&path)
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::Write;
+
+    /// An archive of `entries` (name, bytes), deflated.
+    fn npz(entries: &[(&str, &[u8])]) -> Vec<u8> {
+        let mut w = zip::ZipWriter::new(std::io::Cursor::new(Vec::new()));
+        let opts = zip::write::SimpleFileOptions::default().compression_method(zip::CompressionMethod::Deflated);
+        for (name, bytes) in entries {
+            w.start_file(*name, opts).unwrap();
+            w.write_all(bytes).unwrap();
+        }
+        w.finish().unwrap().into_inner()
+    }
+
+    fn load(bytes: &[u8]) -> Result<Vec<NamedTensor>> {
+        let dir = std::env::temp_dir().join(format!("wgml-npz-{}-{:p}", std::process::id(), bytes));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("p.npz");
+        std::fs::write(&path, bytes).unwrap();
+        let r = load_npz(&path);
+        std::fs::remove_dir_all(&dir).unwrap();
+        r
+    }
+
+    #[test]
+    fn a_good_archive_reads() {
+        let t = Tensor::from_slice(&[2, 2], &[1.0f32, 2.0, 3.0, 4.0]).unwrap();
+        let got = load(&npz(&[("w.npy", &to_npy(&t).unwrap())])).unwrap();
+        assert_eq!((got.len(), got[0].name.as_str(), &got[0].tensor), (1, "w", &t));
+    }
+
+    #[test]
+    fn an_entry_that_inflates_past_its_header_is_refused_unread() {
+        // A header for 4 bytes followed by 64 MiB of zeros: deflates to ~64 KiB; reading must stop
+        // after the declared size instead of inflating it all.
+        let mut bomb = to_npy(&Tensor::from_slice(&[1], &[0.0f32]).unwrap()).unwrap();
+        bomb.resize(64 << 20, 0);
+        let file = npz(&[("w.npy", &bomb)]);
+        assert!(file.len() < 1 << 20, "{} bytes", file.len());
+        let e = load(&file).err().unwrap();
+        assert!(format!("{e:#}").contains("the archive says the entry has 67108864 bytes"), "{e:#}");
+    }
+
+    #[test]
+    fn an_entry_claiming_a_huge_shape_is_refused_before_inflating() {
+        let h = b"{'descr': '<f4', 'fortran_order': False, 'shape': (4611686018427387904, 4), }";
+        let mut b = b"\x93NUMPY\x01\x00".to_vec();
+        b.extend_from_slice(&u16::try_from(h.len()).unwrap().to_le_bytes());
+        b.extend_from_slice(h);
+        let e = load(&npz(&[("w.npy", &b)])).err().unwrap();
+        assert!(format!("{e:#}").contains("4611686018427387904"), "{e:#}");
+        let e = load(&npz(&[("w.npy", b"\x93NUM")])).err().unwrap();
+        assert!(format!("{e:#}").contains("not a usable .npy entry"), "{e:#}");
+    }
 }

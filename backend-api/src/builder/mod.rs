@@ -60,8 +60,11 @@ impl GraphBuilder {
 
     /// Adds a single-output node.
     pub fn add1(&mut self, op: Op, inputs: &[Value]) -> Result<Value> {
-        let outs = self.add(op, inputs)?;
-        Ok(outs[0])
+        let label = op_label(&op);
+        match self.add(op, inputs)?.first() {
+            Some(v) => Ok(*v),
+            None => bail!(Arity, "{label} has no outputs; use add"),
+        }
     }
 
     /// The type of a value built so far.

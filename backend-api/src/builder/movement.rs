@@ -12,7 +12,10 @@ impl GraphBuilder {
             dims.push(match d {
                 -1 => DimSpec::Infer,
                 d if d < 0 => bail!(Attribute, "Reshape entry {d} is negative (only -1 is allowed)"),
-                d => DimSpec::Static(d as usize),
+                d => match usize::try_from(d) {
+                    Ok(d) => DimSpec::Static(d),
+                    Err(_) => bail!(Attribute, "Reshape entry {d} does not fit this host's usize"),
+                },
             });
         }
         self.add1(Op::Reshape { new_shape: dims }, &[x])
@@ -36,14 +39,12 @@ impl GraphBuilder {
     pub fn narrow(&mut self, x: Value, axis: i64, start: i64, len: usize, step: usize) -> Result<Value> {
         let t = self.value_type(x)?.clone();
         let axis = canon_axis(axis, t.rank())?;
-        let start = if start < 0 {
-            let d = t.shape.0[axis].as_static().unwrap_or(0) as i64;
-            if start + d < 0 {
-                bail!(Attribute, "Narrow start {start} is before the beginning of axis {axis} (size {d}) of {t}");
-            }
-            (start + d) as usize
-        } else {
-            start as usize
+        let d = t.shape.0.get(axis).and_then(crate::Dim::as_static).unwrap_or(0);
+        let from_end = i64::try_from(d).ok().and_then(|d| start.checked_add(d));
+        let start = match (start < 0, from_end.map(usize::try_from), usize::try_from(start)) {
+            (false, _, Ok(s)) => s,
+            (true, Some(Ok(s)), _) => s,
+            _ => bail!(Attribute, "Narrow start {start} is before the beginning of axis {axis} (size {d}) of {t}"),
         };
         self.add1(Op::Narrow(NarrowAttrs { axis, start, len, step }), &[x])
     }

@@ -9,26 +9,41 @@ pub(super) fn inputs_of(g: &Graph) -> Vec<TensorType> {
     g.inputs().into_iter().filter_map(|id| g.node(id).and_then(|n| n.outputs.first().cloned())).collect()
 }
 
-/// The output types of a body, in order.
+/// The output types of a subgraph, in order.
 pub(super) fn outputs_of(g: &Graph, what: &str) -> Result<Vec<TensorType>> {
     let mut v = Vec::with_capacity(g.outputs().len());
     for o in g.outputs() {
         match g.value_type(*o) {
             Some(t) => v.push(t.clone()),
-            None => bail!(Subgraph, "{what} output {o} does not exist in the body"),
+            None => bail!(Subgraph, "{what} output {o} does not exist in {}", holder(what)),
         }
     }
     Ok(v)
 }
 
-/// Checks that `got` (a body's inputs or outputs) equals `want` in count, dtypes and shapes.
+/// How a message names the subgraph that `what` (e.g. "While cond_graph input") is about, so that
+/// a mismatch of a condition graph does not say "the body".
+fn holder(what: &str) -> &'static str {
+    if what.contains("cond_graph") {
+        "the condition graph"
+    } else if what.contains("then_graph") {
+        "the then branch"
+    } else if what.contains("else_graph") {
+        "the else branch"
+    } else {
+        "the body"
+    }
+}
+
+/// Checks that `got` (a subgraph's inputs or outputs) equals `want` in count, dtypes and shapes.
 pub(super) fn signature(got: &[TensorType], want: &[TensorType], what: &str) -> Result<()> {
+    let who = holder(what);
     if got.len() != want.len() {
-        bail!(Subgraph, "{what}: the body has {} value(s), expected {}", got.len(), want.len());
+        bail!(Subgraph, "{what}: {who} has {} value(s), expected {}", got.len(), want.len());
     }
     for (i, (g, w)) in got.iter().zip(want).enumerate() {
         if g != w {
-            bail!(Subgraph, "{what} {i}: the body has {g}, expected {w}");
+            bail!(Subgraph, "{what} {i}: {who} has {g}, expected {w}");
         }
     }
     Ok(())

@@ -2,7 +2,7 @@
 
 use super::{arity, rank_ok};
 use crate::op::{ConstantAttrs, InputAttrs, ParamAttrs};
-use crate::shape::numel;
+use crate::shape::nbytes;
 use crate::{bail, DType, Result, TensorType};
 
 pub(crate) fn input(a: &InputAttrs, ins: &[TensorType]) -> Result<Vec<TensorType>> {
@@ -27,9 +27,11 @@ pub(crate) fn param(a: &ParamAttrs, ins: &[TensorType]) -> Result<Vec<TensorType
 
 pub(crate) fn constant(a: &ConstantAttrs, ins: &[TensorType]) -> Result<Vec<TensorType>> {
     arity(ins, 0, "Constant")?;
-    let want = numel(&a.shape).checked_mul(a.dtype.size());
-    if want != Some(a.data.len()) {
-        bail!(Attribute, "Constant {}{:?} needs {:?} bytes of data, got {}", a.dtype, a.shape, want, a.data.len());
+    let Ok(want) = nbytes(a.dtype, &a.shape) else {
+        bail!(Shape, "Constant {}{:?} is larger than any tensor can be", a.dtype, a.shape)
+    };
+    if want != a.data.len() {
+        bail!(Attribute, "Constant {}{:?} needs {want} bytes of data, got {}", a.dtype, a.shape, a.data.len());
     }
     if a.dtype == DType::Bool {
         if let Some(b) = a.data.iter().find(|&&b| b > 1) {

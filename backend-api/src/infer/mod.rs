@@ -30,8 +30,30 @@ pub use elementwise::broadcast_all;
 pub(crate) use reduce::cumsum_backward;
 
 /// Infers the output types of `op` applied to inputs of types `ins`, validating everything the
-/// spec lets build-time code validate.
+/// spec lets build-time code validate. Every output's byte size must fit
+/// [`MAX_TENSOR_BYTES`](crate::shape::MAX_TENSOR_BYTES) (its static dims, for a symbolic shape):
+/// an impossible size is a `Shape` error here, at build, never an overflow later.
 pub fn infer(op: &Op, ins: &[TensorType]) -> Result<Vec<TensorType>> {
+    let outs = infer_rule(op, ins)?;
+    for (i, t) in outs.iter().enumerate() {
+        size_ok(t).map_err(|e| e.context(format!("output {i}")))?;
+    }
+    Ok(outs)
+}
+
+/// Checks that a type's byte size (over its static dims) fits one tensor.
+pub(crate) fn size_ok(t: &TensorType) -> Result<()> {
+    let dims: Vec<usize> = t.shape.dims().iter().filter_map(crate::Dim::as_static).collect();
+    match crate::shape::nbytes(t.dtype, &dims) {
+        Ok(_) => Ok(()),
+        Err(_) => {
+            bail!(Shape, "{t} is larger than any tensor can be ({} bytes at most)", crate::shape::MAX_TENSOR_BYTES)
+        }
+    }
+}
+
+/// The op's own shape rule.
+fn infer_rule(op: &Op, ins: &[TensorType]) -> Result<Vec<TensorType>> {
     match op {
         Op::Input(a) => leaf::input(a, ins),
         Op::Param(a) => leaf::param(a, ins),

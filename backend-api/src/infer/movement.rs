@@ -2,7 +2,7 @@
 
 use super::{arity, axis_ok, rank_ok, same_dtype};
 use crate::op::{DimSpec, NarrowAttrs, PadAttrs, PadMode};
-use crate::shape::numel;
+use crate::shape::try_numel;
 use crate::{bail, Dim, Result, Shape, TensorType};
 
 /// The `Infer` (−1) entry of a Reshape involving symbols: `numel(x)` over the other entries, where
@@ -69,8 +69,11 @@ pub(crate) fn reshape(new_shape: &[DimSpec], ins: &[TensorType]) -> Result<Vec<T
             })
             .collect()
     } else {
-        let n = numel(&x.dims()?);
-        let known: usize = new_shape.iter().map(|d| if let DimSpec::Static(s) = d { *s } else { 1 }).product();
+        let n = try_numel(&x.dims()?)?;
+        let statics: Vec<usize> = new_shape.iter().map(|d| if let DimSpec::Static(s) = d { *s } else { 1 }).collect();
+        let Ok(known) = try_numel(&statics) else {
+            bail!(Shape, "Reshape of {x} ({n} elements) to {new_shape:?}: the target's element count overflows")
+        };
         let mut dims = Vec::with_capacity(new_shape.len());
         for d in new_shape {
             dims.push(match d {
@@ -90,8 +93,10 @@ pub(crate) fn reshape(new_shape: &[DimSpec], ins: &[TensorType]) -> Result<Vec<T
                 DimSpec::Sym(_) => 0,
             });
         }
-        if numel(&dims) != n {
-            bail!(Shape, "Reshape of {x} ({n} elements) to {dims:?} ({} elements)", numel(&dims));
+        match try_numel(&dims) {
+            Ok(m) if m == n => {}
+            Ok(m) => bail!(Shape, "Reshape of {x} ({n} elements) to {dims:?} ({m} elements)"),
+            Err(_) => bail!(Shape, "Reshape of {x} ({n} elements) to {dims:?}: the target's element count overflows"),
         }
         dims.into_iter().map(Dim::Static).collect()
     };
@@ -129,16 +134,26 @@ pub(crate) fn narrow(a: &NarrowAttrs, ins: &[TensorType]) -> Result<Vec<TensorTy
         if a.start > d {
             bail!(Attribute, "Narrow start {} > dim {d} of {x} on axis {}", a.start, a.axis);
         }
-        if a.len > 0 && a.start + (a.len - 1) * a.step >= d {
-            bail!(
+        // The last index read, start + (len − 1)·step; an overflow reads past any dim.
+        let last = a.len.checked_sub(1).map(|l| l.checked_mul(a.step).and_then(|o| o.checked_add(a.start)));
+        match last {
+            Some(Some(i)) if i >= d => bail!(
                 Attribute,
-                "Narrow start {} len {} step {} reads index {} past dim {d} of {x} on axis {}",
+                "Narrow start {} len {} step {} reads index {i} past dim {d} of {x} on axis {}",
                 a.start,
                 a.len,
                 a.step,
-                a.start + (a.len - 1) * a.step,
                 a.axis
-            );
+            ),
+            Some(None) => bail!(
+                Attribute,
+                "Narrow start {} len {} step {} reads an index past usize::MAX (dim {d} of {x} on axis {})",
+                a.start,
+                a.len,
+                a.step,
+                a.axis
+            ),
+            _ => {}
         }
     } else {
         bail!(Shape, "Narrow on symbolic axis {} of {x} is not supported", a.axis);
@@ -166,7 +181,10 @@ pub(crate) fn concat(axis: usize, ins: &[TensorType]) -> Result<Vec<TensorType>>
             }
         }
         match t.shape.0[axis].as_static() {
-            Some(d) => total += d,
+            Some(d) => match total.checked_add(d) {
+                Some(t) => total = t,
+                None => bail!(Shape, "Concat along axis {axis}: the sizes up to input {i} {t} overflow usize"),
+            },
             None => bail!(Shape, "Concat along symbolic axis {axis} of {t} is not supported"),
         }
     }
@@ -238,7 +256,13 @@ pub(crate) fn pad(a: &PadAttrs, ins: &[TensorType]) -> Result<Vec<TensorType>> {
             }
         }
     }
-    let out: Vec<usize> = dims.iter().enumerate().map(|(i, d)| d + a.pads_begin[i] + a.pads_end[i]).collect();
+    let mut out = Vec::with_capacity(dims.len());
+    for ((&d, &b), &e) in dims.iter().zip(&a.pads_begin).zip(&a.pads_end) {
+        match d.checked_add(b).and_then(|p| p.checked_add(e)) {
+            Some(p) => out.push(p),
+            None => bail!(Shape, "Pad of {x}: dim {d} padded by ({b}, {e}) overflows usize"),
+        }
+    }
     let t = TensorType::new(x.dtype, &out);
     Ok(vec![t])
 }

@@ -129,6 +129,10 @@ pub const MAX_TENSOR_BYTES: usize = isize::MAX as usize;
 /// Product of the dims (1 for rank 0), or a `Shape` error when it overflows `usize`. Every size
 /// computed from a graph, a file or a caller goes through this or [`nbytes`].
 pub fn try_numel(dims: &[usize]) -> Result<usize> {
+    // An empty tensor has 0 elements however its other dims multiply.
+    if dims.contains(&0) {
+        return Ok(0);
+    }
     match dims.iter().try_fold(1usize, |n, &d| n.checked_mul(d)) {
         Some(n) => Ok(n),
         None => bail!(Shape, "a tensor of dims {dims:?} has more elements than fit {} bits", usize::BITS),
@@ -248,6 +252,7 @@ mod tests {
     fn sizes_are_checked() {
         assert_eq!(try_numel(&[]).unwrap(), 1);
         assert_eq!(try_numel(&[3, 0, 1 << 62]).unwrap(), 0);
+        assert_eq!(try_numel(&[1 << 62, 1 << 62, 0]).unwrap(), 0, "0 however the other dims multiply");
         assert!(try_numel(&[1 << 62, 4]).is_err());
         assert_eq!(nbytes(DType::F16, &[3, 5]).unwrap(), 30);
         assert!(nbytes(DType::F32, &[1 << 62]).is_err(), "bytes overflow");

@@ -195,11 +195,6 @@ fn empty_tensors_with_huge_dims_run_without_overflow() {
         let z = g.log_softmax(y, axis).unwrap();
         g.output(z).unwrap();
         let mut exe = be.compile(&g.build().unwrap(), &Default::default()).unwrap_or_else(|e| panic!("{shape:?}: {e}"));
-        // backend-api's `Tensor::from_bytes` still multiplies the dims unchecked (its owner is
-        // moving it to `try_numel`), so the host value of [2^40, 2^40, 0] is not built here yet.
-        if shape.iter().try_fold(1usize, |n, &d| n.checked_mul(d)).is_none() {
-            continue;
-        }
         let x = Tensor::from_bytes(DType::F32, &shape, vec![]).unwrap();
         let out = exe.run(&[("x", x.view())]).unwrap_or_else(|e| panic!("{shape:?}: {e}"));
         assert_eq!(out[0].shape(), shape.as_slice());

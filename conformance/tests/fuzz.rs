@@ -1,7 +1,7 @@
 //! The fuzzer (`conformance::fuzz`) over graphs and byte inputs: fails on any panic, hang or
 //! backend mismatch and prints a summary line. `FUZZ_CASES` (graph cases; byte cases are four
 //! times as many), `FUZZ_SEED`, `FUZZ_ONLY` (one case index, to reproduce a finding),
-//! `FUZZ_SECONDS` (time budget), `FUZZ_HOSTILE=1` (huge sizes) and `FUZZ_BACKEND` (the backend
+//! `FUZZ_SECONDS` (time budget), `FUZZ_HOSTILE=0` (small sizes only) and `FUZZ_BACKEND` (the backend
 //! under test, `cpu-ref` alone when set to `none`) override the defaults; docs/FUZZING.md.
 
 use conformance::fuzz::{self, FuzzOptions, JsonCodec};
@@ -36,7 +36,7 @@ fn options() -> FuzzOptions {
         // An explicit case count is a long run: let it finish.
         o.time_budget = Duration::from_secs(24 * 3600);
     }
-    o.hostile_sizes = std::env::var("FUZZ_HOSTILE").is_ok_and(|v| v == "1");
+    o.hostile_sizes = std::env::var("FUZZ_HOSTILE").map_or(true, |v| v != "0");
     match std::env::var("FUZZ_BACKEND").ok().as_deref() {
         Some("none") => o.under_test = None,
         Some(name) => o.under_test = Some(name.to_string()),

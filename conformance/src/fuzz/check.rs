@@ -25,14 +25,12 @@ pub struct Data {
 pub enum Reach {
     /// Small enough to run.
     Run,
-    /// Too large (or symbolic) to run here: compile only.
+    /// Too large, impossible or symbolic: compile only (an impossible size must be refused).
     Compile,
-    /// Declares sizes that reach known-unfixed aborts while `hostile_sizes` is off.
-    Skip,
 }
 
 /// The reach of `graph` under `options`: every declared value is sized with the checked helpers;
-/// an impossible size is `Compile` (the backends must refuse it) with hostile sizes, else `Skip`.
+/// an impossible size is `Compile` (the backends must refuse it with an error).
 pub fn reach(graph: &Graph, options: &FuzzOptions) -> Reach {
     let mut reach = Reach::Run;
     for t in graph.nodes().iter().flat_map(|n| &n.outputs) {
@@ -50,8 +48,7 @@ pub fn reach(graph: &Graph, options: &FuzzOptions) -> Reach {
                     reach = Reach::Compile;
                 }
             }
-            _ if options.hostile_sizes => reach = Reach::Compile,
-            _ => return Reach::Skip,
+            _ => reach = Reach::Compile,
         }
     }
     reach
@@ -102,10 +99,6 @@ pub fn exercise(cx: &mut Ctx<'_>, graph: &Graph, given: Option<&Data>, magnitude
     let (b, o, note) = (cx.backends, cx.options, cx.note);
     let (rng, report) = (&mut cx.rng, &mut cx.report);
     let reach = reach(graph, o);
-    if reach == Reach::Skip {
-        report.skip("declares a size past compile_cap_bytes (hostile_sizes off: known size-overflow bugs)");
-        return;
-    }
     let data = match reach {
         Reach::Run => data_for(graph, given, rng),
         _ => Ok(Data::default()),

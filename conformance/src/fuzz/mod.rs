@@ -54,15 +54,14 @@ pub struct FuzzOptions {
     /// A case still running after this long is a hang.
     pub case_timeout: Duration,
     /// Draw huge dims and sizes (products near or past `usize::MAX`, `.npy` headers claiming
-    /// terabytes, non-ASCII headers). Off by default while the size-overflow fixes land: with it
-    /// off, cases that would reach a known-unfixed panic or abort are counted as skipped (never
-    /// silently dropped) instead of being run.
+    /// terabytes, non-ASCII headers) besides small ones: every such case must end in an error,
+    /// never a panic or an abort. On by default.
     pub hostile_sizes: bool,
     /// Graphs whose every value has at most this many elements run on the backends; larger ones
-    /// are only compiled (or skipped, see [`FuzzOptions::compile_cap_bytes`]).
+    /// are only compiled.
     pub max_run_elements: usize,
-    /// Graphs declaring a value larger than this (bytes, or elements ignoring zero dims) are not
-    /// compiled unless `hostile_sizes` is on: compiling them reaches known-unfixed aborts.
+    /// Graphs declaring a value larger than this (bytes, or elements ignoring zero dims) are
+    /// only compiled, never run (compile must refuse what no device can hold).
     pub compile_cap_bytes: usize,
     /// The backend under test (registry name); `None` runs the reference alone.
     pub under_test: Option<String>,
@@ -81,7 +80,7 @@ impl Default for FuzzOptions {
             only: None,
             time_budget: Duration::from_secs(40),
             case_timeout: Duration::from_secs(20),
-            hostile_sizes: false,
+            hostile_sizes: true,
             max_run_elements: 4096,
             compile_cap_bytes: 1 << 26,
             under_test: Some(crate::DEFAULT_BACKEND.to_string()),

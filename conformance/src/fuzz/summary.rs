@@ -215,7 +215,7 @@ impl Summary {
                 self.seed,
                 self.cases,
                 f.index,
-                if self.hostile_sizes { " FUZZ_HOSTILE=1" } else { "" },
+                if self.hostile_sizes { "" } else { " FUZZ_HOSTILE=0" },
                 f.message,
                 f.note
             );

@@ -218,11 +218,10 @@ fn empty_tensors_with_huge_dims_run_without_overflow() {
             panic!("{name}: {e}");
         }
     }
-    // A reduction of such a tensor whose output really has 2^80 elements is a Shape error.
+    // A reduction of such a tensor whose output really has 2^80 elements is a Shape error (at
+    // build: the graph cannot hold it).
     let mut g = GraphBuilder::new();
     let x = g.input("x", DType::F32, [1 << 40, 0, 1 << 40]).unwrap();
-    let y = g.reduce(backend_api::op::ReduceOp::Sum, x, &[1], true).unwrap();
-    g.output(y).unwrap();
-    let e = compile_err(&be, &g.build().unwrap());
+    let e = g.reduce(backend_api::op::ReduceOp::Sum, x, &[1], true).unwrap_err();
     assert_eq!(e.kind(), ErrorKind::Shape, "{e}");
 }

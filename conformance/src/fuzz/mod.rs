@@ -19,6 +19,7 @@ pub mod bytes;
 pub mod check;
 pub mod graphs;
 pub mod isolate;
+pub mod precondition;
 pub mod summary;
 
 use crate::rng::Rng;

@@ -206,7 +206,7 @@ fn kept_set(x: &[f32], a: &SampleAttrs) -> Option<(Vec<f32>, Vec<bool>)> {
 }
 
 /// The spec's conformance rule for one row with uniform `u` (always true for greedy).
-fn row_is_safe(x: &[f32], a: &SampleAttrs, u: f32) -> bool {
+pub(crate) fn row_is_safe(x: &[f32], a: &SampleAttrs, u: f32) -> bool {
     if a.temperature == 0.0 {
         return true;
     }

@@ -33,6 +33,82 @@ pub struct WgpuOptions {
     /// the adapter's value). Every check of the backend then uses them, so tests on a software
     /// adapter reach each limit with small tensors.
     pub limits: LimitOverrides,
+    /// The optional speed features to use where the adapter has them (all by default); turning
+    /// one off makes the device behave like one without it, so the fallbacks can be tested and
+    /// compared on any adapter.
+    pub features: FeatureChoice,
+}
+
+/// Optional adapter features the backend uses for speed or measurement, each used only where the
+/// adapter has it. `true` (the default) means "use it if the adapter has it".
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct FeatureChoice {
+    /// `SUBGROUP`: subgroup reductions and shuffles in row kernels.
+    pub subgroups: bool,
+    /// `SHADER_F16`: native f16 arithmetic and storage in kernels.
+    pub shader_f16: bool,
+    /// `TIMESTAMP_QUERY` (+ inside passes where available): the per-kernel profiler.
+    pub timestamps: bool,
+    /// `EXPERIMENTAL_COOPERATIVE_MATRIX`: tensor-core matrix products (wgpu marks it
+    /// experimental; see docs/DECISIONS.md).
+    pub cooperative_matrix: bool,
+    /// `PIPELINE_CACHE`: a persistent driver pipeline cache.
+    pub pipeline_cache: bool,
+}
+
+impl Default for FeatureChoice {
+    fn default() -> FeatureChoice {
+        FeatureChoice {
+            subgroups: true,
+            shader_f16: true,
+            timestamps: true,
+            cooperative_matrix: true,
+            pipeline_cache: true,
+        }
+    }
+}
+
+impl FeatureChoice {
+    /// Every optional feature off: the portable fallback paths only.
+    pub fn none() -> FeatureChoice {
+        FeatureChoice {
+            subgroups: false,
+            shader_f16: false,
+            timestamps: false,
+            cooperative_matrix: false,
+            pipeline_cache: false,
+        }
+    }
+
+    /// The wgpu features this choice asks for (before intersecting with the adapter's).
+    fn wanted(&self) -> wgpu::Features {
+        let mut f = wgpu::Features::empty();
+        let mut add = |on: bool, x: wgpu::Features| {
+            if on {
+                f |= x;
+            }
+        };
+        add(self.subgroups, wgpu::Features::SUBGROUP);
+        add(self.shader_f16, wgpu::Features::SHADER_F16);
+        add(
+            self.timestamps,
+            wgpu::Features::TIMESTAMP_QUERY
+                | wgpu::Features::TIMESTAMP_QUERY_INSIDE_ENCODERS
+                | wgpu::Features::TIMESTAMP_QUERY_INSIDE_PASSES,
+        );
+        add(self.cooperative_matrix, wgpu::Features::EXPERIMENTAL_COOPERATIVE_MATRIX);
+        add(self.pipeline_cache, wgpu::Features::PIPELINE_CACHE);
+        f
+    }
+}
+
+/// Subgroup sizes the adapter may run a kernel with.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SubgroupSizes {
+    /// Smallest subgroup size.
+    pub min: u32,
+    /// Largest subgroup size.
+    pub max: u32,
 }
 
 /// Device limits to impose below the adapter's; `None` keeps the adapter's value.
@@ -79,6 +155,21 @@ pub struct DeviceCaps {
     pub i64: bool,
     /// The limits the device was created with (the adapter's, lowered by [`WgpuOptions::limits`]).
     pub limits: wgpu::Limits,
+    /// `SUBGROUP` enabled, with the adapter's subgroup sizes.
+    pub subgroups: Option<SubgroupSizes>,
+    /// `SHADER_F16` enabled.
+    pub f16: bool,
+    /// `TIMESTAMP_QUERY` enabled (timestamps around passes); `timestamps_in_passes`: also
+    /// `TIMESTAMP_QUERY_INSIDE_PASSES` (around each dispatch).
+    pub timestamps: bool,
+    /// `TIMESTAMP_QUERY_INSIDE_PASSES` enabled.
+    pub timestamps_in_passes: bool,
+    /// Nanoseconds per timestamp tick (the queue's timestamp period).
+    pub timestamp_period_ns: f32,
+    /// Cooperative-matrix configurations the adapter reports (empty where the feature is off).
+    pub cooperative_matrix: Vec<wgpu::wgt::CooperativeMatrixProperties>,
+    /// `PIPELINE_CACHE` enabled.
+    pub pipeline_cache: bool,
 }
 
 impl DeviceCaps {
@@ -86,7 +177,19 @@ impl DeviceCaps {
     /// storage offset alignment), for lowering tests that build no pipeline.
     #[cfg(test)]
     pub(crate) fn for_tests() -> DeviceCaps {
-        DeviceCaps { description: "test".into(), f64: true, i64: true, limits: wgpu::Limits::default() }
+        DeviceCaps {
+            description: "test".into(),
+            f64: true,
+            i64: true,
+            limits: wgpu::Limits::default(),
+            subgroups: None,
+            f16: false,
+            timestamps: false,
+            timestamps_in_passes: false,
+            timestamp_period_ns: 1.0,
+            cooperative_matrix: Vec::new(),
+            pipeline_cache: false,
+        }
     }
 
     /// Whether every kernel of dtype `d` can run on this device (kernels that only move `d`'s bytes
@@ -230,17 +333,33 @@ impl DeviceContext {
         let adapter = pick_adapter(opts)?;
         let info = adapter.get_info();
         let have = adapter.features();
-        let wanted = if opts.no_64bit {
+        let wide = if opts.no_64bit {
             wgpu::Features::empty()
         } else {
             wgpu::Features::SHADER_F64 | wgpu::Features::SHADER_INT64
         };
-        let features = have & wanted;
+        let mut features = have & (wide | opts.features.wanted());
+        // Timestamps inside passes or encoders need the base feature.
+        if !features.contains(wgpu::Features::TIMESTAMP_QUERY) {
+            features.remove(
+                wgpu::Features::TIMESTAMP_QUERY_INSIDE_ENCODERS | wgpu::Features::TIMESTAMP_QUERY_INSIDE_PASSES,
+            );
+        }
+        let experimental = if features.contains(wgpu::Features::EXPERIMENTAL_COOPERATIVE_MATRIX) {
+            // SAFETY: wgpu asks callers of experimental features to accept that its implementation
+            // may have bugs; the cooperative-matrix kernels are checked against cpu-ref by the
+            // conformance suite on each adapter they run on, and can be turned off
+            // (`FeatureChoice::cooperative_matrix`).
+            unsafe { wgpu::ExperimentalFeatures::enabled() }
+        } else {
+            wgpu::ExperimentalFeatures::disabled()
+        };
         let limits = opts.limits.apply(&adapter.limits());
         let desc = wgpu::DeviceDescriptor {
             label: Some("backend-wgpu"),
             required_features: features,
             required_limits: limits.clone(),
+            experimental_features: experimental,
             ..Default::default()
         };
         let (device, queue) = pollster::block_on(adapter.request_device(&desc))
@@ -250,6 +369,19 @@ impl DeviceContext {
             f64: features.contains(wgpu::Features::SHADER_F64),
             i64: features.contains(wgpu::Features::SHADER_INT64),
             limits,
+            subgroups: features
+                .contains(wgpu::Features::SUBGROUP)
+                .then_some(SubgroupSizes { min: info.subgroup_min_size, max: info.subgroup_max_size }),
+            f16: features.contains(wgpu::Features::SHADER_F16),
+            timestamps: features.contains(wgpu::Features::TIMESTAMP_QUERY),
+            timestamps_in_passes: features.contains(wgpu::Features::TIMESTAMP_QUERY_INSIDE_PASSES),
+            timestamp_period_ns: queue.get_timestamp_period(),
+            cooperative_matrix: if features.contains(wgpu::Features::EXPERIMENTAL_COOPERATIVE_MATRIX) {
+                adapter.cooperative_matrix_properties()
+            } else {
+                Vec::new()
+            },
+            pipeline_cache: features.contains(wgpu::Features::PIPELINE_CACHE),
         };
         Ok(DeviceContext { device, queue, caps, pipelines: Default::default() })
     }

@@ -19,7 +19,9 @@ pub mod plan;
 mod resident;
 mod scope;
 
-pub use device::{list_adapters, ApiChoice, DeviceCaps, DeviceContext, LimitOverrides, WgpuOptions};
+pub use device::{
+    list_adapters, ApiChoice, DeviceCaps, DeviceContext, FeatureChoice, LimitOverrides, SubgroupSizes, WgpuOptions,
+};
 pub use exec::WgpuExecutable;
 
 use backend_api::{Backend, Capabilities, CompileOptions, DType, Executable, Graph, Result};

@@ -16,8 +16,8 @@ pub enum ApiChoice {
     Dx12,
 }
 
-/// How to pick the adapter.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+/// How to pick the adapter and open the device.
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct WgpuOptions {
     /// Graphics API.
     pub api: ApiChoice,
@@ -37,6 +37,25 @@ pub struct WgpuOptions {
     /// one off makes the device behave like one without it, so the fallbacks can be tested and
     /// compared on any adapter.
     pub features: FeatureChoice,
+    /// How long a run polls the GPU without blocking before it sleeps until the GPU is done
+    /// (default 200 µs). Polling answers within a few microseconds of the GPU finishing, a
+    /// blocking wait tens of microseconds later; a small graph's run is mostly that wait. Zero
+    /// always blocks (no CPU spent spinning).
+    pub spin_wait: std::time::Duration,
+}
+
+impl Default for WgpuOptions {
+    fn default() -> WgpuOptions {
+        WgpuOptions {
+            api: ApiChoice::default(),
+            low_power: false,
+            adapter_name: None,
+            no_64bit: false,
+            limits: LimitOverrides::default(),
+            features: FeatureChoice::default(),
+            spin_wait: std::time::Duration::from_micros(200),
+        }
+    }
 }
 
 /// Optional adapter features the backend uses for speed or measurement, each used only where the
@@ -269,6 +288,8 @@ pub struct DeviceContext {
     pub caps: DeviceCaps,
     /// Compute pipelines built so far, keyed by shader source and binding layout.
     pub pipelines: crate::pipelines::PipelineCache,
+    /// How long waits for the GPU poll before blocking ([`WgpuOptions::spin_wait`]).
+    pub spin_wait: std::time::Duration,
 }
 
 fn backends(api: ApiChoice) -> wgpu::Backends {
@@ -383,7 +404,7 @@ impl DeviceContext {
             },
             pipeline_cache: features.contains(wgpu::Features::PIPELINE_CACHE),
         };
-        Ok(DeviceContext { device, queue, caps, pipelines: Default::default() })
+        Ok(DeviceContext { device, queue, caps, pipelines: Default::default(), spin_wait: opts.spin_wait })
     }
 }
 

@@ -83,10 +83,26 @@ pub(crate) fn map_and_wait(ctx: &DeviceContext, buf: &wgpu::Buffer, mode: wgpu::
     buf.slice(..).map_async(mode, move |r| {
         let _ = tx.send(r);
     });
-    ctx.device
-        .poll(wgpu::PollType::wait_indefinitely())
-        .map_err(|e| Error::new(ErrorKind::Device, format!("waiting for the GPU: {e}")))?;
-    match rx.recv() {
+    // Poll without blocking for up to `spin_wait`: a blocking wait sleeps on a fence and wakes
+    // tens of microseconds after the GPU finishes, which dominates small graphs' runs.
+    let start = std::time::Instant::now();
+    let mut done = None;
+    while start.elapsed() < ctx.spin_wait {
+        ctx.device
+            .poll(wgpu::PollType::Poll)
+            .map_err(|e| Error::new(ErrorKind::Device, format!("polling the GPU: {e}")))?;
+        if let Ok(r) = rx.try_recv() {
+            done = Some(r);
+            break;
+        }
+        std::hint::spin_loop();
+    }
+    if done.is_none() {
+        ctx.device
+            .poll(wgpu::PollType::wait_indefinitely())
+            .map_err(|e| Error::new(ErrorKind::Device, format!("waiting for the GPU: {e}")))?;
+    }
+    match done.map_or_else(|| rx.recv(), Ok) {
         Ok(Ok(())) => Ok(()),
         Ok(Err(e)) => bail!(Device, "mapping a {mode:?} buffer failed: {e}"),
         Err(_) => bail!(Device, "a {mode:?} mapping never completed"),

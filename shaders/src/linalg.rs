@@ -220,8 +220,8 @@ impl CoopTile {
         matches!(self.frag, 8 | 16)
             && self.subgroup.is_power_of_two()
             && nt > 0
-            && (tm * COOP_BK) % nt == 0
-            && (tn * COOP_BK) % nt == 0
+            && (tm * COOP_BK).is_multiple_of(nt)
+            && (tn * COOP_BK).is_multiple_of(nt)
     }
 }
 

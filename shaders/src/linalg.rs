@@ -13,7 +13,7 @@
 
 use crate::elementwise::{expr, ElemKind};
 use crate::params::Params;
-use crate::{module as join, reg_type, render, tensor_binding, Access, COMMON};
+use crate::{module as join, reg_type, render, tensor_binding, trusted, Access, COMMON};
 use backend_api::op::UnaryOp;
 use backend_api::DType;
 
@@ -302,8 +302,10 @@ fn helpers(d: DType) -> Vec<&'static str> {
     crate::elementwise::maths(d == DType::F64, d == DType::F64)
 }
 
-/// Renders the common part and one kernel template into a complete module.
+/// Renders the common part and one kernel template into a complete module, after `prelude`
+/// (enable directives, which must precede every declaration).
 fn assemble(
+    prelude: &str,
     d: DType,
     out: DType,
     inputs: &[(&str, DType)],
@@ -328,7 +330,28 @@ fn assemble(
         ("STORE_PAIR", store_pair_body(out)),
     ];
     let rendered = render(LINALG_COMMON, &common_slots).and_then(|c| render(kernel, slots).map(|k| (c, k)));
-    Some(rendered.map(|(c, k)| join(&[&helpers(d)[..], &[c.as_str(), k.as_str()]].concat())))
+    Some(rendered.map(|(c, k)| {
+        let m = prelude.to_string() + &join(&[&helpers(d)[..], &[c.as_str(), k.as_str()]].concat());
+        if trusted_epilogue(epi) {
+            trusted(&m)
+        } else {
+            m
+        }
+    }))
+}
+
+/// Whether kernels with epilogue `epi` are built without runtime checks (see
+/// [`crate::TRUSTED_HEADER`]). The product and reduction kernels index only in bounds by
+/// construction (see `linalg_common.wgsl`); of the activations, those of common layers whose
+/// maths helpers were reviewed for it: fixed-count loops and no dynamically indexed arrays.
+pub fn trusted_epilogue(epi: Epilogue) -> bool {
+    match epi {
+        Epilogue::Store | Epilogue::BiasAct(None) => true,
+        Epilogue::BiasAct(Some(op)) => matches!(
+            op,
+            UnaryOp::Relu | UnaryOp::Sigmoid | UnaryOp::Tanh | UnaryOp::Gelu | UnaryOp::GeluApprox | UnaryOp::Silu
+        ),
+    }
 }
 
 /// Renders one product kernel. Bindings: 1 = a, 2 = b, then (3 = bias for
@@ -357,7 +380,7 @@ pub fn module(d: DType, out: DType, variant: Variant, epi: Epilogue) -> Option<R
                 ("COMPUTE", &code.compute()),
                 ("STORE", &code.store()),
             ];
-            assemble(d, out, &inputs, epi, TILED, &slots)
+            assemble("", d, out, &inputs, epi, TILED, &slots)
         }
         Variant::Coop(t) => {
             if d != DType::F16 || !t.renderable() {
@@ -381,9 +404,7 @@ pub fn module(d: DType, out: DType, variant: Variant, epi: Epilogue) -> Option<R
                 ("STORE", code.store()),
             ];
             let slots: Vec<(&str, &str)> = slots.iter().map(|(k, v)| (*k, v.as_str())).collect();
-            let m = assemble(d, out, &inputs, epi, COOP, &slots)?;
-            // Enable directives must precede every declaration.
-            Some(m.map(|m| format!("enable f16;\nenable wgpu_cooperative_matrix;\n{m}")))
+            assemble("enable f16;\nenable wgpu_cooperative_matrix;\n", d, out, &inputs, epi, COOP, &slots)
         }
         Variant::Skinny { nfast } => {
             let raw = raw_access(d);
@@ -392,7 +413,7 @@ pub fn module(d: DType, out: DType, variant: Variant, epi: Epilogue) -> Option<R
                 ("NFAST", if nfast { "true" } else { "false" }),
                 ("RAW", raw.as_str()),
             ];
-            assemble(d, out, &inputs, epi, SKINNY, &slots)
+            assemble("", d, out, &inputs, epi, SKINNY, &slots)
         }
     }
 }
@@ -403,7 +424,7 @@ pub fn splitk_module(d: DType, epi: Epilogue) -> Option<Result<String, String>> 
     if !is_float(d) {
         return None;
     }
-    assemble(d, d, &[("part", acc_dtype(d))], epi, SPLITK, &[])
+    assemble("", d, d, &[("part", acc_dtype(d))], epi, SPLITK, &[])
 }
 
 /// `RAW`, `raw_a(i)`, `raw_b(i)` and `cvt(x, i)` of the product kernels: the storage word of

@@ -160,3 +160,20 @@ fn every_coop_variant_writes_spirv() {
         }
     }
 }
+
+#[test]
+fn reviewed_gemm_kernels_are_trusted_and_others_not() {
+    let coop = Variant::Coop(CoopTile { frag: 16, subgroup: 32, large: true });
+    for v in VARIANTS.into_iter().chain([coop]) {
+        let d = DType::F16;
+        let plain = module(d, d, v, Epilogue::Store).expect("renders").expect("renders");
+        assert!(shaders::is_trusted(&plain), "{v:?}");
+        let gelu = module(d, d, v, Epilogue::BiasAct(Some(UnaryOp::Gelu))).expect("renders").expect("renders");
+        assert!(shaders::is_trusted(&gelu), "{v:?}");
+        // Activations outside the reviewed list keep the runtime checks.
+        let sin = module(d, d, v, Epilogue::BiasAct(Some(UnaryOp::Sin))).expect("renders").expect("renders");
+        assert!(!shaders::is_trusted(&sin), "{v:?}");
+    }
+    assert!(shaders::is_trusted(&splitk_module(DType::F32, Epilogue::Store).expect("renders").expect("renders")));
+    assert!(!shaders::is_trusted(&permute_module(DType::F32).expect("renders")));
+}

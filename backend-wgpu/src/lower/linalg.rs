@@ -167,6 +167,7 @@ fn gemm(b: &mut Lower<'_>, g: &Gemm, epi: Epilogue, out: &Operand) -> Result<()>
     let blocks = [g.n.div_ceil(tile(bn)), g.m.div_ceil(tile(bm))];
     let workgroups = try_numel(&[blocks[0], blocks[1], batch])?;
     let (nsplit, kc) = choose_split(variant, g.k, workgroups, out_numel);
+    check_headroom(g, nsplit, kc)?;
     // Split-K: the product kernel writes partial sums to scratch and the reduction finishes.
     let (product_out, product_dtype, product_epi) = if nsplit > 1 {
         let acc = acc_dtype(g.dtype);
@@ -248,6 +249,21 @@ fn splitk_kernel(g: &Gemm, split: &Split, epi: Epilogue, part: Window, out: &Ope
 fn render(src: Option<std::result::Result<String, String>>, d: DType, epi: Epilogue) -> Result<String> {
     let Some(src) = src else { bail!(Unsupported, "no GPU matmul kernel for {epi:?} on {d}") };
     src.map_err(|e| Error::new(ErrorKind::Device, e))
+}
+
+/// Index headroom the kernels' counters may run past M, N and the K splits (one tile, one K step,
+/// a skinny iteration: at most 256).
+const INDEX_HEADROOM: usize = 1024;
+
+/// The kernels are built without runtime checks, and their loop counters and tile coordinates
+/// run up to a tile or a K step past M, N and the end of the last K split: those must not wrap
+/// 32 bits (see `linalg_common.wgsl`).
+fn check_headroom(g: &Gemm, nsplit: usize, kc: usize) -> Result<()> {
+    let k_end = kc.checked_mul(nsplit).unwrap_or(usize::MAX).max(g.k);
+    for (v, what) in [(g.m, "rows"), (g.n, "columns"), (k_end, "contracted elements")] {
+        fits_u32(v.saturating_add(INDEX_HEADROOM), what)?;
+    }
+    Ok(())
 }
 
 fn fits_u32(n: usize, what: &str) -> Result<()> {

@@ -80,13 +80,25 @@ fn layout_entry(binding: u32, kind: BindKind) -> wgpu::BindGroupLayoutEntry {
     }
 }
 
+/// The shader module of `source`: without runtime checks when the kernel is marked trusted
+/// (`shaders::TRUSTED_HEADER`), else with wgpu's bounds checks and loop bounding.
+fn shader_module(device: &wgpu::Device, source: &str) -> wgpu::ShaderModule {
+    let desc = wgpu::ShaderModuleDescriptor { label: None, source: wgpu::ShaderSource::Wgsl(source.into()) };
+    if shaders::is_trusted(source) {
+        // SAFETY: only renderers whose kernels index in bounds and loop a bounded number of times
+        // for every params value their lowering produces mark them trusted (see
+        // `shaders::TRUSTED_HEADER` and docs/WGPU-KERNELS.md, "Trusted kernels"): what the
+        // removed checks would have caught never happens.
+        unsafe { device.create_shader_module_trusted(desc, wgpu::ShaderRuntimeChecks::unchecked()) }
+    } else {
+        device.create_shader_module(desc)
+    }
+}
+
 fn build(device: &wgpu::Device, source: &str, kinds: &[BindKind]) -> Result<Pipeline> {
     let oom = device.push_error_scope(wgpu::ErrorFilter::OutOfMemory);
     let scope = device.push_error_scope(wgpu::ErrorFilter::Validation);
-    let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
-        label: None,
-        source: wgpu::ShaderSource::Wgsl(source.into()),
-    });
+    let module = shader_module(device, source);
     let entries: Vec<_> = (0u32..).zip(kinds).map(|(i, k)| layout_entry(i, *k)).collect();
     let layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor { label: None, entries: &entries });
     let pl = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {

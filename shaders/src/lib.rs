@@ -143,6 +143,23 @@ pub fn render(template: &str, slots: &[(&str, &str)]) -> Result<String, String> 
     Ok(out)
 }
 
+/// First line of a kernel whose every memory access (storage, workgroup, uniform and function
+/// arrays) is in bounds and whose every loop terminates by construction, for every params value
+/// its lowering can produce: the pipeline cache builds it without runtime checks
+/// (docs/WGPU-KERNELS.md, "Trusted kernels"). Only renderers whose kernels were reviewed for this
+/// prepend it ([`trusted`]).
+pub const TRUSTED_HEADER: &str = "// trusted: in-bounds accesses and bounded loops by construction\n";
+
+/// `src` marked as a trusted kernel (see [`TRUSTED_HEADER`]).
+pub fn trusted(src: &str) -> String {
+    format!("{TRUSTED_HEADER}{src}")
+}
+
+/// Whether `src` is marked as a trusted kernel (see [`TRUSTED_HEADER`]).
+pub fn is_trusted(src: &str) -> bool {
+    src.starts_with(TRUSTED_HEADER)
+}
+
 /// Joins the common helpers, the maths library and a rendered family into one module.
 pub fn module(parts: &[&str]) -> String {
     parts.join("\n")

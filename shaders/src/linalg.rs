@@ -1,5 +1,7 @@
 //! Variants of the linalg family (§2.6 MatMul, DotGeneral, FusedMatMulBiasAct):
 //! - the tiled batched matrix product (`linalg.wgsl`), 64 x 64 or 128 x 128 output tiles;
+//! - the tensor-core product for F16 (`linalg_coop.wgsl`): f16 cooperative matrices with f32
+//!   accumulators, on devices that have them;
 //! - the skinny product for few rows (`linalg_skinny.wgsl`: batch-1 layers, GEMV);
 //! - the split-K reduction (`linalg_splitk.wgsl`) that adds the f32/f64 partial sums the product
 //!   kernels write when K is split over several workgroups;
@@ -11,7 +13,7 @@
 
 use crate::elementwise::{expr, ElemKind};
 use crate::params::Params;
-use crate::{module as join, reg_type, render, tensor_binding, Access, COMMON};
+use crate::{module as join, reg_type, render, tensor_binding, trusted, Access, COMMON};
 use backend_api::op::UnaryOp;
 use backend_api::DType;
 
@@ -97,6 +99,8 @@ pub const PARAMS: &[crate::params::Layout] = &[GemmParams::LAYOUT, DotPermutePar
 pub const LINALG_COMMON: &str = include_str!("wgsl/linalg_common.wgsl");
 /// The tiled product template.
 pub const TILED: &str = include_str!("wgsl/linalg.wgsl");
+/// The cooperative-matrix (tensor-core) product template.
+pub const COOP: &str = include_str!("wgsl/linalg_coop.wgsl");
 /// The skinny (few rows) product template.
 pub const SKINNY: &str = include_str!("wgsl/linalg_skinny.wgsl");
 /// The split-K reduction template.
@@ -161,11 +165,73 @@ impl Tile {
     }
 }
 
+/// Sizes of the cooperative-matrix kernel: `frag` x `frag` fragments (8 or 16, the sizes naga
+/// writes), workgroups of `subgroups` subgroups of `subgroup` invocations.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct CoopTile {
+    /// Fragment edge (the M = N = K of the device's f16 x f16 -> f32 configuration).
+    pub frag: u32,
+    /// Invocations per subgroup (the device must have this one subgroup size).
+    pub subgroup: u32,
+    /// 128 x 128 output tiles (8 subgroups of 64 x 32) rather than 64 x 64 (4 of 32 x 32).
+    pub large: bool,
+}
+
+/// K step of the cooperative-matrix kernel (a multiple of every fragment size).
+pub const COOP_BK: u32 = 32;
+
+impl CoopTile {
+    /// (subgroup rows, subgroup columns, fragment rows per subgroup, fragment columns).
+    fn grid(self) -> (u32, u32, u32, u32) {
+        let f = self.frag.max(1);
+        if self.large {
+            (2, 4, 64 / f, 32 / f)
+        } else {
+            (2, 2, 32 / f, 32 / f)
+        }
+    }
+
+    /// Output (rows, columns) of one workgroup.
+    pub fn block(self) -> (u32, u32) {
+        let (wm, wn, fm, fn_) = self.grid();
+        (wm * fm * self.frag, wn * fn_ * self.frag)
+    }
+
+    /// Invocations per workgroup.
+    pub fn threads(self) -> u32 {
+        let (wm, wn, _, _) = self.grid();
+        wm * wn * self.subgroup
+    }
+
+    /// Bytes of workgroup memory the kernel declares: the f16 A and B tiles (rows padded by 8)
+    /// and one f32 fragment per subgroup.
+    pub fn workgroup_bytes(self) -> u64 {
+        let (wm, wn, _, _) = self.grid();
+        let (tm, tn) = self.block();
+        let halves = tm * (COOP_BK + 8) + COOP_BK * (tn + 8);
+        u64::from(halves) * 2 + u64::from(wm * wn * self.frag * self.frag) * 4
+    }
+
+    /// Whether the kernel can be rendered: a fragment size naga writes, and enough invocations
+    /// that each stages a whole number of tile elements.
+    fn renderable(self) -> bool {
+        let (tm, tn) = self.block();
+        let nt = self.threads();
+        matches!(self.frag, 8 | 16)
+            && self.subgroup.is_power_of_two()
+            && nt > 0
+            && (tm * COOP_BK).is_multiple_of(nt)
+            && (tn * COOP_BK).is_multiple_of(nt)
+    }
+}
+
 /// Which product kernel.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Variant {
     /// The tiled kernel.
     Tiled(Tile),
+    /// The cooperative-matrix kernel (F16 only).
+    Coop(CoopTile),
     /// The skinny kernel; `nfast` when B is read along columns (N-contiguous B), else along K.
     Skinny {
         /// Consecutive threads on consecutive columns (64 columns x 4 K lanes per workgroup)
@@ -179,6 +245,7 @@ impl Variant {
     pub fn block(self, d: DType) -> (u32, u32) {
         match self {
             Variant::Tiled(t) => (t.shape(d).tm(), t.shape(d).tn()),
+            Variant::Coop(t) => t.block(),
             Variant::Skinny { nfast } => (SKINNY_ROWS, if nfast { 64 } else { 4 }),
         }
     }
@@ -235,8 +302,10 @@ fn helpers(d: DType) -> Vec<&'static str> {
     crate::elementwise::maths(d == DType::F64, d == DType::F64)
 }
 
-/// Renders the common part and one kernel template into a complete module.
+/// Renders the common part and one kernel template into a complete module, after `prelude`
+/// (enable directives, which must precede every declaration).
 fn assemble(
+    prelude: &str,
     d: DType,
     out: DType,
     inputs: &[(&str, DType)],
@@ -261,7 +330,28 @@ fn assemble(
         ("STORE_PAIR", store_pair_body(out)),
     ];
     let rendered = render(LINALG_COMMON, &common_slots).and_then(|c| render(kernel, slots).map(|k| (c, k)));
-    Some(rendered.map(|(c, k)| join(&[&helpers(d)[..], &[c.as_str(), k.as_str()]].concat())))
+    Some(rendered.map(|(c, k)| {
+        let m = prelude.to_string() + &join(&[&helpers(d)[..], &[c.as_str(), k.as_str()]].concat());
+        if trusted_epilogue(epi) {
+            trusted(&m)
+        } else {
+            m
+        }
+    }))
+}
+
+/// Whether kernels with epilogue `epi` are built without runtime checks (see
+/// [`crate::TRUSTED_HEADER`]). The product and reduction kernels index only in bounds by
+/// construction (see `linalg_common.wgsl`); of the activations, those of common layers whose
+/// maths helpers were reviewed for it: fixed-count loops and no dynamically indexed arrays.
+pub fn trusted_epilogue(epi: Epilogue) -> bool {
+    match epi {
+        Epilogue::Store | Epilogue::BiasAct(None) => true,
+        Epilogue::BiasAct(Some(op)) => matches!(
+            op,
+            UnaryOp::Relu | UnaryOp::Sigmoid | UnaryOp::Tanh | UnaryOp::Gelu | UnaryOp::GeluApprox | UnaryOp::Silu
+        ),
+    }
 }
 
 /// Renders one product kernel. Bindings: 1 = a, 2 = b, then (3 = bias for
@@ -290,7 +380,31 @@ pub fn module(d: DType, out: DType, variant: Variant, epi: Epilogue) -> Option<R
                 ("COMPUTE", &code.compute()),
                 ("STORE", &code.store()),
             ];
-            assemble(d, out, &inputs, epi, TILED, &slots)
+            assemble("", d, out, &inputs, epi, TILED, &slots)
+        }
+        Variant::Coop(t) => {
+            if d != DType::F16 || !t.renderable() {
+                return None;
+            }
+            let code = CoopCode::new(t);
+            let (wm, wn, fm, fn_) = t.grid();
+            let num = |x: u32| x.to_string();
+            let slots = [
+                ("F", num(t.frag)),
+                ("WM", num(wm)),
+                ("WN", num(wn)),
+                ("FM", num(fm)),
+                ("FN", num(fn_)),
+                ("BK", num(COOP_BK)),
+                ("SG", num(t.subgroup)),
+                ("DECLS", code.decls()),
+                ("LOAD", code.load()),
+                ("STAGE", code.stage()),
+                ("COMPUTE", code.compute()),
+                ("STORE", code.store()),
+            ];
+            let slots: Vec<(&str, &str)> = slots.iter().map(|(k, v)| (*k, v.as_str())).collect();
+            assemble("enable f16;\nenable wgpu_cooperative_matrix;\n", d, out, &inputs, epi, COOP, &slots)
         }
         Variant::Skinny { nfast } => {
             let raw = raw_access(d);
@@ -299,7 +413,7 @@ pub fn module(d: DType, out: DType, variant: Variant, epi: Epilogue) -> Option<R
                 ("NFAST", if nfast { "true" } else { "false" }),
                 ("RAW", raw.as_str()),
             ];
-            assemble(d, out, &inputs, epi, SKINNY, &slots)
+            assemble("", d, out, &inputs, epi, SKINNY, &slots)
         }
     }
 }
@@ -310,7 +424,7 @@ pub fn splitk_module(d: DType, epi: Epilogue) -> Option<Result<String, String>> 
     if !is_float(d) {
         return None;
     }
-    assemble(d, d, &[("part", acc_dtype(d))], epi, SPLITK, &[])
+    assemble("", d, d, &[("part", acc_dtype(d))], epi, SPLITK, &[])
 }
 
 /// `RAW`, `raw_a(i)`, `raw_b(i)` and `cvt(x, i)` of the product kernels: the storage word of
@@ -439,6 +553,111 @@ impl Unrolled {
                 out += &format!(
                     "    store4(obase, off.z, row0 + {row}u + ty * 4u, col0 + {}u + tx * 4u, c{i}_{g});\n",
                     64 * g
+                );
+            }
+        }
+        out
+    }
+}
+
+/// The per-invocation straight-line code of the cooperative-matrix kernel (see
+/// `linalg_coop.wgsl`). Names: `ca{r}`/`cb{r}` tile coordinates of the r-th staged element,
+/// `ea{r}`/`eb{r}` its element index, `pa{r}`/`pb{r}` its prefetched storage word, `c{i}_{j}` the
+/// accumulator fragment of fragment row i, column j of the subgroup's block.
+struct CoopCode {
+    t: CoopTile,
+    /// Elements of the A and B tiles each invocation stages per K step.
+    la: u32,
+    lb: u32,
+}
+
+impl CoopCode {
+    fn new(t: CoopTile) -> CoopCode {
+        let (tm, tn) = t.block();
+        let nt = t.threads().max(1);
+        CoopCode { t, la: tm * COOP_BK / nt, lb: tn * COOP_BK / nt }
+    }
+
+    fn decls(&self) -> String {
+        let nt = self.t.threads();
+        let mut out = String::new();
+        for r in 0..self.la {
+            out += &format!("    let ca{r} = a_coord(li + {}u);\n", nt * r);
+            out += &format!("    let ia{r} = ca{r}.x * SA + ca{r}.y;\n    var pa{r} = 0u;\n    var ea{r} = NONE;\n");
+        }
+        for r in 0..self.lb {
+            out += &format!("    let cb{r} = b_coord(li + {}u);\n", nt * r);
+            out += &format!("    let ib{r} = cb{r}.x * SB + cb{r}.y;\n    var pb{r} = 0u;\n    var eb{r} = NONE;\n");
+        }
+        let (_, _, fm, fn_) = self.t.grid();
+        for i in 0..fm {
+            for j in 0..fn_ {
+                out += &format!("    var c{i}_{j} = FragC();\n");
+            }
+        }
+        out
+    }
+
+    fn load(&self) -> String {
+        let mut out = String::new();
+        for r in 0..self.la {
+            out += &format!("        ea{r} = index_a(off.x, row0, k0, kend, ca{r});\n        pa{r} = word_a(ea{r});\n");
+        }
+        for r in 0..self.lb {
+            out += &format!("        eb{r} = index_b(off.y, col0, k0, kend, cb{r});\n        pb{r} = word_b(eb{r});\n");
+        }
+        out
+    }
+
+    fn stage(&self) -> String {
+        let mut out = String::new();
+        for r in 0..self.la {
+            out += &format!("        sa[ia{r}] = half_of(pa{r}, ea{r});\n");
+        }
+        for r in 0..self.lb {
+            out += &format!("        sb[ib{r}] = half_of(pb{r}, eb{r});\n");
+        }
+        out
+    }
+
+    fn compute(&self) -> String {
+        let (_, _, fm, fn_) = self.t.grid();
+        let f = self.t.frag;
+        let mut out = String::new();
+        for kk in 0..COOP_BK / f {
+            out += "        {\n";
+            for i in 0..fm {
+                out += &format!(
+                    "            let a{i} = coopLoadT<FragA>(&sa[(wr + {}u) * SA + {}u], SA);\n",
+                    i * f,
+                    kk * f
+                );
+            }
+            for j in 0..fn_ {
+                out +=
+                    &format!("            let b{j} = coopLoadT<FragB>(&sb[{}u * SB + wc + {}u], SB);\n", kk * f, j * f);
+            }
+            for i in 0..fm {
+                for j in 0..fn_ {
+                    out += &format!("            c{i}_{j} = coopMultiplyAdd(a{i}, b{j}, c{i}_{j});\n");
+                }
+            }
+            out += "        }\n";
+        }
+        out
+    }
+
+    fn store(&self) -> String {
+        let (_, _, fm, fn_) = self.t.grid();
+        let f = self.t.frag;
+        let mut out = String::new();
+        for i in 0..fm {
+            for j in 0..fn_ {
+                out += &format!(
+                    "    coopStoreT(c{i}_{j}, &sc[s * F * F], F);\n    workgroupBarrier();\n    \
+                     store_frag(obase, off.z, s, row0 + wr + {}u, col0 + wc + {}u, lane);\n    workgroupBarrier();\n",
+                    i * f,
+                    j * f
                 );
             }
         }

@@ -2,7 +2,7 @@
 
 use backend_api::op::UnaryOp;
 use backend_api::DType;
-use shaders::linalg::{acc_dtype, module, permute_module, splitk_module, Epilogue, Tile, Variant};
+use shaders::linalg::{acc_dtype, module, permute_module, splitk_module, CoopTile, Epilogue, Tile, Variant};
 
 mod common;
 use common::validate;
@@ -76,4 +76,104 @@ fn tiles_fit_default_workgroup_memory() {
             assert!(tile.workgroup_bytes(d) <= 16384, "{d:?} {tile:?}: {}", tile.workgroup_bytes(d));
         }
     }
+}
+
+/// The cooperative-matrix configurations the lowering can pick: both fragment sizes naga writes,
+/// both tiles, and subgroups of 32 and 64.
+fn coop_tiles() -> Vec<CoopTile> {
+    let mut tiles = Vec::new();
+    for frag in [8, 16] {
+        for subgroup in [32, 64] {
+            for large in [false, true] {
+                tiles.push(CoopTile { frag, subgroup, large });
+            }
+        }
+    }
+    tiles
+}
+
+#[test]
+fn every_coop_variant_is_valid() {
+    for t in coop_tiles() {
+        let v = Variant::Coop(t);
+        for epi in epilogues() {
+            if let Some(src) = module(DType::F16, DType::F16, v, epi) {
+                let src = src.unwrap_or_else(|e| panic!("{v:?} {epi:?}: {e}"));
+                validate(&format!("linalg coop {v:?} {epi:?}"), &src);
+            }
+        }
+        let src = module(DType::F16, DType::F32, v, Epilogue::Store).expect("partial variant").expect("renders");
+        validate(&format!("linalg coop partial {v:?}"), &src);
+    }
+}
+
+#[test]
+fn coop_is_f16_only_and_naga_sized() {
+    let t = CoopTile { frag: 16, subgroup: 32, large: true };
+    for d in [DType::F32, DType::BF16, DType::F64] {
+        assert!(module(d, d, Variant::Coop(t), Epilogue::Store).is_none(), "{d:?}");
+    }
+    let odd = CoopTile { frag: 32, subgroup: 32, large: true };
+    assert!(module(DType::F16, DType::F16, Variant::Coop(odd), Epilogue::Store).is_none());
+}
+
+#[test]
+fn coop_small_tile_fits_default_workgroup_memory() {
+    for frag in [8, 16] {
+        let t = CoopTile { frag, subgroup: 32, large: false };
+        assert!(t.workgroup_bytes() <= 16384, "{t:?}: {}", t.workgroup_bytes());
+        assert_eq!(t.block(), (64, 64));
+        assert_eq!(CoopTile { large: true, ..t }.block(), (128, 128));
+    }
+}
+
+/// lavapipe has no cooperative matrices, so no pipeline of this kernel is ever built in CI: the
+/// SPIR-V writer (what wgpu's Vulkan backend runs) must accept it too, with and without the
+/// bounds checks the kernel is built without.
+#[test]
+fn every_coop_variant_writes_spirv() {
+    use naga::back::spv;
+    use naga::proc::{BoundsCheckPolicies, BoundsCheckPolicy};
+    for t in coop_tiles() {
+        for epi in [Epilogue::Store, Epilogue::BiasAct(Some(UnaryOp::Tanh))] {
+            let src = module(DType::F16, DType::F16, Variant::Coop(t), epi).expect("coop").expect("renders");
+            let m = naga::front::wgsl::parse_str(&src).expect("parses");
+            let caps = naga::valid::Capabilities::all();
+            let info =
+                naga::valid::Validator::new(naga::valid::ValidationFlags::all(), caps).validate(&m).expect("valid");
+            for policy in [BoundsCheckPolicy::Unchecked, BoundsCheckPolicy::Restrict] {
+                let opts = spv::Options {
+                    lang_version: (1, 3),
+                    bounds_check_policies: BoundsCheckPolicies {
+                        index: policy,
+                        buffer: policy,
+                        image_load: policy,
+                        binding_array: policy,
+                    },
+                    ..spv::Options::default()
+                };
+                let words = spv::write_vec(&m, &info, &opts, None);
+                if let Err(e) = &words {
+                    panic!("{t:?} {epi:?} {policy:?}: {e:?}");
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn reviewed_gemm_kernels_are_trusted_and_others_not() {
+    let coop = Variant::Coop(CoopTile { frag: 16, subgroup: 32, large: true });
+    for v in VARIANTS.into_iter().chain([coop]) {
+        let d = DType::F16;
+        let plain = module(d, d, v, Epilogue::Store).expect("renders").expect("renders");
+        assert!(shaders::is_trusted(&plain), "{v:?}");
+        let gelu = module(d, d, v, Epilogue::BiasAct(Some(UnaryOp::Gelu))).expect("renders").expect("renders");
+        assert!(shaders::is_trusted(&gelu), "{v:?}");
+        // Activations outside the reviewed list keep the runtime checks.
+        let sin = module(d, d, v, Epilogue::BiasAct(Some(UnaryOp::Sin))).expect("renders").expect("renders");
+        assert!(!shaders::is_trusted(&sin), "{v:?}");
+    }
+    assert!(shaders::is_trusted(&splitk_module(DType::F32, Epilogue::Store).expect("renders").expect("renders")));
+    assert!(!shaders::is_trusted(&permute_module(DType::F32).expect("renders")));
 }

@@ -17,9 +17,10 @@ use backend_api::shape::try_numel;
 use backend_api::shape::{broadcast_strides, strides};
 use backend_api::{bail, ensure, DType, Error, ErrorKind, Result, Shape, TensorType};
 use shaders::linalg::{
-    acc_dtype, module, permute_module, splitk_module, DotPermuteParams, Epilogue, GemmParams, Tile, Variant,
+    acc_dtype, module, permute_module, splitk_module, CoopTile, DotPermuteParams, Epilogue, GemmParams, Tile, Variant,
 };
 use shaders::params::Params;
+use wgpu::wgt::{CooperativeMatrixProperties, CooperativeScalarType};
 
 /// Batched GEMMs with at least this many 128 x 128 tiles use the large tile (enough workgroups
 /// to fill a big GPU several times over); smaller ones use 64 x 64 tiles for parallelism.
@@ -166,6 +167,7 @@ fn gemm(b: &mut Lower<'_>, g: &Gemm, epi: Epilogue, out: &Operand) -> Result<()>
     let blocks = [g.n.div_ceil(tile(bn)), g.m.div_ceil(tile(bm))];
     let workgroups = try_numel(&[blocks[0], blocks[1], batch])?;
     let (nsplit, kc) = choose_split(variant, g.k, workgroups, out_numel);
+    check_headroom(g, nsplit, kc)?;
     // Split-K: the product kernel writes partial sums to scratch and the reduction finishes.
     let (product_out, product_dtype, product_epi) = if nsplit > 1 {
         let acc = acc_dtype(g.dtype);
@@ -249,6 +251,21 @@ fn render(src: Option<std::result::Result<String, String>>, d: DType, epi: Epilo
     src.map_err(|e| Error::new(ErrorKind::Device, e))
 }
 
+/// Index headroom the kernels' counters may run past M, N and the K splits (one tile, one K step,
+/// a skinny iteration: at most 256).
+const INDEX_HEADROOM: usize = 1024;
+
+/// The kernels are built without runtime checks, and their loop counters and tile coordinates
+/// run up to a tile or a K step past M, N and the end of the last K split: those must not wrap
+/// 32 bits (see `linalg_common.wgsl`).
+fn check_headroom(g: &Gemm, nsplit: usize, kc: usize) -> Result<()> {
+    let k_end = kc.checked_mul(nsplit).unwrap_or(usize::MAX).max(g.k);
+    for (v, what) in [(g.m, "rows"), (g.n, "columns"), (k_end, "contracted elements")] {
+        fits_u32(v.saturating_add(INDEX_HEADROOM), what)?;
+    }
+    Ok(())
+}
+
 fn fits_u32(n: usize, what: &str) -> Result<()> {
     if u32::try_from(n).is_err() {
         bail!(DeviceLimit, "{n} {what} exceed the 32-bit indices of the GEMM kernel");
@@ -264,16 +281,23 @@ fn threads(n: usize) -> Result<Grid> {
     }
 }
 
-/// The skinny kernel for few rows; else the large tile for big float32-family problems on
-/// devices with the workgroup memory for it; else the small tile.
+/// The skinny kernel for few rows; else the cooperative-matrix kernel for F16 on devices that
+/// have it; else the large tile for big float32-family problems on devices with the workgroup
+/// memory for it; else the small tile.
 fn choose_variant(caps: &DeviceCaps, g: &Gemm, batch: usize) -> Result<Variant> {
     if g.m <= SKINNY_MAX_ROWS {
         return Ok(Variant::Skinny { nfast: !(g.b.rs == 1 && g.b.cs != 1) });
     }
+    let large_tiles = g.m.div_ceil(128).saturating_mul(g.n.div_ceil(128)).saturating_mul(batch);
+    let large = g.m >= 128 && g.n >= 128 && large_tiles >= LARGE_TILE_MIN_TILES;
+    if g.dtype == DType::F16 {
+        if let Some(t) = coop_tile(caps, large) {
+            return Ok(Variant::Coop(t));
+        }
+    }
     let limit = u64::from(caps.limits.max_compute_workgroup_storage_size);
-    let large_tiles = g.m.div_ceil(128) * g.n.div_ceil(128) * batch;
     let large_ok = g.dtype != DType::F64 && Tile::Large.workgroup_bytes(g.dtype) <= limit;
-    if large_ok && g.m >= 128 && g.n >= 128 && large_tiles >= LARGE_TILE_MIN_TILES {
+    if large_ok && large {
         return Ok(Variant::Tiled(Tile::Large));
     }
     if Tile::Small.workgroup_bytes(g.dtype) > limit {
@@ -286,12 +310,41 @@ fn choose_variant(caps: &DeviceCaps, g: &Gemm, batch: usize) -> Result<Variant> 
     Ok(Variant::Tiled(Tile::Small))
 }
 
+/// The cooperative-matrix tile for an F16 GEMM on `caps`, if the device can run one: `f16`
+/// kernels, one subgroup size (the kernel is sized in subgroups), an f16 x f16 -> f32
+/// configuration with square fragments of a size naga writes (the largest reported), and the
+/// workgroup memory and invocations for the tile. The large tile when `large` and it fits.
+fn coop_tile(caps: &DeviceCaps, large: bool) -> Option<CoopTile> {
+    let sizes = caps.subgroups.as_ref()?;
+    if !caps.f16 || sizes.min != sizes.max {
+        return None;
+    }
+    let frag = caps.cooperative_matrix.iter().filter(|c| f16_to_f32_square(c)).map(|c| c.m_size).max()?;
+    let fits = |t: &CoopTile| {
+        t.workgroup_bytes() <= u64::from(caps.limits.max_compute_workgroup_storage_size)
+            && t.threads() <= caps.limits.max_compute_invocations_per_workgroup
+            && t.threads() <= caps.limits.max_compute_workgroup_size_x
+    };
+    let small = CoopTile { frag, subgroup: sizes.max, large: false };
+    let big = CoopTile { large: true, ..small };
+    [big].into_iter().filter(|_| large).chain([small]).find(fits)
+}
+
+/// An f16 x f16 -> f32 configuration with M = N = K of 8 or 16 (the sizes naga writes).
+fn f16_to_f32_square(c: &CooperativeMatrixProperties) -> bool {
+    c.ab_type == CooperativeScalarType::F16
+        && c.cr_type == CooperativeScalarType::F32
+        && c.m_size == c.n_size
+        && c.n_size == c.k_size
+        && matches!(c.m_size, 8 | 16)
+}
+
 /// Splits K over several workgroups when the output alone gives too few of them to fill a large
 /// GPU and K is long enough for every split to stay efficient. Returns (nsplit, kc).
 fn choose_split(variant: Variant, k: usize, workgroups: usize, out_numel: usize) -> (usize, usize) {
     let (target, min_chunk) = match variant {
         Variant::Skinny { .. } => (SKINNY_TARGET_WORKGROUPS, SKINNY_MIN_CHUNK),
-        Variant::Tiled(_) => (TILED_TARGET_WORKGROUPS, TILED_MIN_CHUNK),
+        Variant::Tiled(_) | Variant::Coop(_) => (TILED_TARGET_WORKGROUPS, TILED_MIN_CHUNK),
     };
     let by_k = k / min_chunk;
     // The partial sums must stay addressable with 32-bit indices.
@@ -318,7 +371,7 @@ fn gemm_params(g: &Gemm, split: &Split, variant: Variant, [m0, n0, z0]: [usize; 
     let a_kfast = !(g.a.rs == 1 && g.a.cs != 1);
     let b_nfast = match variant {
         Variant::Skinny { nfast } => nfast,
-        Variant::Tiled(_) => !(g.b.rs == 1 && g.b.cs != 1),
+        Variant::Tiled(_) | Variant::Coop(_) => !(g.b.rs == 1 && g.b.cs != 1),
     };
     Ok(GemmParams {
         m: u32_of(g.m, "rows")?,
@@ -595,5 +648,81 @@ mod tests {
         let p = plan(&[3, 0], &[0, 5], &attrs(&[], &[], &[1], &[0]));
         assert_eq!((p.m, p.n, p.k), (3, 5, 0));
         assert!(p.lhs.view.is_some() && p.rhs.view.is_some());
+    }
+
+    fn coop_config(size: u32, ab: CooperativeScalarType, cr: CooperativeScalarType) -> CooperativeMatrixProperties {
+        CooperativeMatrixProperties {
+            m_size: size,
+            n_size: size,
+            k_size: size,
+            ab_type: ab,
+            cr_type: cr,
+            saturating_accumulation: false,
+        }
+    }
+
+    /// A device like an NVIDIA GPU: subgroups of 32, f16, 48 KiB of workgroup memory, and the
+    /// cooperative configurations `coop`.
+    fn coop_caps(coop: Vec<CooperativeMatrixProperties>) -> DeviceCaps {
+        let mut caps = DeviceCaps::for_tests();
+        caps.subgroups = Some(crate::device::SubgroupSizes { min: 32, max: 32 });
+        caps.f16 = true;
+        caps.limits.max_compute_workgroup_storage_size = 49152;
+        caps.cooperative_matrix = coop;
+        caps
+    }
+
+    fn gemm_of(dtype: DType, m: usize, n: usize, k: usize) -> Gemm {
+        let w = Window { buf: crate::lower::Buf::In(0), offset: 0, bytes: 0 };
+        let s = |rs, cs| Strided { window: w, batch: vec![], rs, cs };
+        Gemm { dtype, batch_dims: vec![], m, n, k, a: s(k, 1), b: s(n, 1), bias: None }
+    }
+
+    #[test]
+    fn f16_uses_the_largest_reported_f16_f32_square_fragment() {
+        use CooperativeScalarType::{F16, F32};
+        let caps = coop_caps(vec![coop_config(8, F16, F32), coop_config(16, F16, F32), coop_config(16, F16, F16)]);
+        let big = choose_variant(&caps, &gemm_of(DType::F16, 4096, 4096, 4096), 1).unwrap();
+        assert_eq!(big, Variant::Coop(CoopTile { frag: 16, subgroup: 32, large: true }));
+        let ragged = choose_variant(&caps, &gemm_of(DType::F16, 37, 45, 19), 1).unwrap();
+        assert_eq!(ragged, Variant::Coop(CoopTile { frag: 16, subgroup: 32, large: false }));
+        // Few rows stay on the skinny kernel; other dtypes on the tiled one.
+        assert!(matches!(
+            choose_variant(&caps, &gemm_of(DType::F16, 1, 4096, 4096), 1).unwrap(),
+            Variant::Skinny { .. }
+        ));
+        for d in [DType::F32, DType::BF16, DType::F64] {
+            assert!(
+                matches!(choose_variant(&caps, &gemm_of(d, 256, 256, 256), 1).unwrap(), Variant::Tiled(_)),
+                "{d:?}"
+            );
+        }
+        // Only an 8x8 configuration: 8x8 fragments.
+        let eight = coop_caps(vec![coop_config(8, F16, F32)]);
+        let v = choose_variant(&eight, &gemm_of(DType::F16, 64, 64, 64), 1).unwrap();
+        assert_eq!(v, Variant::Coop(CoopTile { frag: 8, subgroup: 32, large: false }));
+    }
+
+    #[test]
+    fn f16_falls_back_to_the_tiled_kernel_without_a_usable_configuration() {
+        use CooperativeScalarType::{F16, F32};
+        let g = gemm_of(DType::F16, 300, 300, 300);
+        let tiled = |caps: &DeviceCaps| matches!(choose_variant(caps, &g, 1).unwrap(), Variant::Tiled(_));
+        // No cooperative matrix (lavapipe), f16 accumulators only, fragment sizes naga cannot write.
+        assert!(tiled(&coop_caps(vec![])));
+        assert!(tiled(&coop_caps(vec![coop_config(16, F16, F16), coop_config(32, F16, F32)])));
+        assert!(tiled(&coop_caps(vec![coop_config(16, F32, F32)])));
+        // No f16 kernels, or several subgroup sizes.
+        let mut no_f16 = coop_caps(vec![coop_config(16, F16, F32)]);
+        no_f16.f16 = false;
+        assert!(tiled(&no_f16));
+        let mut varying = coop_caps(vec![coop_config(16, F16, F32)]);
+        varying.subgroups = Some(crate::device::SubgroupSizes { min: 32, max: 64 });
+        assert!(tiled(&varying));
+        // WebGPU's default 16 KiB of workgroup memory: the small coop tile only.
+        let mut small_mem = coop_caps(vec![coop_config(16, F16, F32)]);
+        small_mem.limits.max_compute_workgroup_storage_size = 16384;
+        let v = choose_variant(&small_mem, &gemm_of(DType::F16, 4096, 4096, 4096), 1).unwrap();
+        assert_eq!(v, Variant::Coop(CoopTile { frag: 16, subgroup: 32, large: false }));
     }
 }

@@ -7,6 +7,16 @@
 // flat z = split·nbatch + β. With split-K (nsplit > 1) the product kernels write f32/f64 partial
 // sums over K range [split·kc, min(K, (split+1)·kc)) and the reduction kernel adds them up and
 // applies the epilogue; otherwise nsplit = 1 and kc = K.
+//
+// The kernels are built without runtime checks (docs/WGPU-KERNELS.md, "Trusted kernels"), so
+// every access is in bounds by construction, for every params value the lowering produces:
+// - operand reads form an element index only for (row, k) or (k, column) inside the matrix and
+//   the split's K range; otherwise they read element or word 0 (the lowering binds a non-empty
+//   range even for K = 0) and discard it;
+// - stores and bias reads happen only for (row, column) inside the matrix (store4, store1);
+// - workgroup indices are sums of coordinates below the tile sizes;
+// - batch dims are at most 8 (the lowering refuses more), and the index into them is clamped;
+// - K + one split + one K step fits 32 bits (the lowering checks it), so no loop counter wraps.
 
 alias R = {{REG}};
 // Index of an element outside the operand (reads as zero).
@@ -61,7 +71,7 @@ fn batch_offsets(zb: u32) -> vec3<u32> {
     var rem = zb;
     var off = vec3<u32>(0u, 0u, 0u);
     for (var d = i32(p.batch_rank) - 1; d >= 0; d = d - 1) {
-        let q = u32(d) >> 2u;
+        let q = min(u32(d) >> 2u, 1u);
         let r = u32(d) & 3u;
         let dim = p.bdims[q][r];
         let c = rem % dim;

@@ -1,0 +1,199 @@
+//! The cooperative-matrix (tensor-core) F16 GEMM against cpu-ref, and against the tiled kernel of
+//! the same device with cooperative matrices turned off, on ragged shapes: M, N, K not multiples
+//! of the fragments or tiles, K = 0, odd batch offsets (elements starting mid-word), transposed
+//! DotGeneral operands, bias + activation, split-K and the large tile.
+//!
+//! Adapters without an f16 x f16 -> f32 cooperative configuration (lavapipe) skip with a
+//! printed message: there the tiled kernel runs, which `tests/linalg.rs` covers.
+
+use backend_api::op::{DotGeneralAttrs, Op, UnaryOp};
+use backend_api::{Backend, DType, Graph, GraphBuilder, Tensor, Value};
+use backend_cpu_ref as _;
+use backend_wgpu::{DeviceCaps, FeatureChoice, WgpuBackend, WgpuOptions};
+use wgpu::wgt::CooperativeScalarType;
+
+mod common;
+use common::{approx, check, cpu, random};
+
+/// Whether the lowering picks the cooperative-matrix kernel for F16 on `caps` (mirrors
+/// `coop_tile` of the linalg lowering: f16, one subgroup size, an f16 x f16 -> f32 square
+/// configuration of 8 or 16).
+fn coop_config(caps: &DeviceCaps) -> Option<u32> {
+    let sizes = caps.subgroups.as_ref()?;
+    if !caps.f16 || sizes.min != sizes.max {
+        return None;
+    }
+    caps.cooperative_matrix
+        .iter()
+        .filter(|c| {
+            c.ab_type == CooperativeScalarType::F16
+                && c.cr_type == CooperativeScalarType::F32
+                && c.m_size == c.n_size
+                && c.n_size == c.k_size
+                && matches!(c.m_size, 8 | 16)
+        })
+        .map(|c| c.m_size)
+        .max()
+}
+
+/// The default backend if it runs the cooperative-matrix kernel, else `None` after saying why.
+fn coop_backend() -> Option<WgpuBackend> {
+    let be = WgpuBackend::new(&WgpuOptions::default()).expect("a wgpu adapter (install mesa-vulkan-drivers)");
+    let caps = be.device_caps();
+    match coop_config(caps) {
+        Some(frag) => {
+            eprintln!(
+                "{}: cooperative {frag}x{frag} f16 -> f32 fragments, subgroups {:?}",
+                caps.description, caps.subgroups
+            );
+            Some(be)
+        }
+        None => {
+            eprintln!(
+                "SKIPPED: {} has no usable f16 x f16 -> f32 cooperative matrix (configurations {:?}, f16 {}, \
+                 subgroups {:?}); the tiled kernel runs there instead",
+                caps.description, caps.cooperative_matrix, caps.f16, caps.subgroups
+            );
+            None
+        }
+    }
+}
+
+/// The same device without cooperative matrices: the tiled kernel.
+fn tiled_backend() -> WgpuBackend {
+    let features = FeatureChoice { cooperative_matrix: false, ..FeatureChoice::default() };
+    WgpuBackend::new(&WgpuOptions { features, ..WgpuOptions::default() }).expect("a wgpu adapter")
+}
+
+fn graph(op: &Op, ins: &[&Tensor]) -> Graph {
+    let mut g = GraphBuilder::new();
+    let vals: Vec<Value> = ins
+        .iter()
+        .enumerate()
+        .map(|(k, t)| g.input(&format!("x{k}"), t.dtype(), t.shape().to_vec()).unwrap())
+        .collect();
+    let y = g.add1(op.clone(), &vals).unwrap();
+    g.output(y).unwrap();
+    g.build().unwrap()
+}
+
+fn run(be: &dyn Backend, op: &Op, ins: &[&Tensor]) -> Tensor {
+    let names: Vec<String> = (0..ins.len()).map(|k| format!("x{k}")).collect();
+    let inputs: Vec<(&str, &Tensor)> = names.iter().map(String::as_str).zip(ins.iter().copied()).collect();
+    common::run(be, &graph(op, ins), &inputs).remove(0)
+}
+
+fn abs(t: &Tensor) -> Tensor {
+    let v: Vec<f64> = t.view().to_f64_lossy().iter().map(|x| x.abs()).collect();
+    common::tensor(t.dtype(), t.shape(), &v)
+}
+
+/// `op` on the coop backend vs cpu-ref and vs the tiled kernel, with the Approx (M) tolerance;
+/// `mag_op` on |inputs| gives M.
+fn compare(coop: &WgpuBackend, tiled: &WgpuBackend, op: &Op, mag_op: &Op, ins: &[&Tensor], what: &str) {
+    let got = run(coop, op, ins);
+    let want = run(cpu(), op, ins);
+    let abs_ins: Vec<Tensor> = ins.iter().map(|t| abs(t)).collect();
+    let mag = run(cpu(), mag_op, &abs_ins.iter().collect::<Vec<_>>()).view().to_f64_lossy();
+    let tol = approx(DType::F16);
+    check(&format!("{what} vs cpu-ref"), &got, &want, Some(tol), Some(&mag));
+    let other = run(tiled, op, ins);
+    // Both are within tol of the reference, so within 2 tol of each other.
+    let mag2: Vec<f64> = mag.iter().map(|m| 2.0 * m).collect();
+    check(&format!("{what} vs tiled"), &got, &other, Some(2.0 * tol), Some(&mag2));
+}
+
+fn matmul_case(coop: &WgpuBackend, tiled: &WgpuBackend, a: &[usize], b: &[usize], seed: u64) {
+    let x = random(DType::F16, a, -1.0, 1.0, seed);
+    let w = random(DType::F16, b, -1.0, 1.0, seed + 1);
+    compare(coop, tiled, &Op::MatMul, &Op::MatMul, &[&x, &w], &format!("MatMul F16 {a:?} x {b:?}"));
+}
+
+#[test]
+fn coop_matmul_ragged_shapes() {
+    let Some(coop) = coop_backend() else { return };
+    let tiled = tiled_backend();
+    let cases: [(&[usize], &[usize]); 10] = [
+        (&[9, 1], &[1, 9]),
+        (&[37, 19], &[19, 45]),
+        (&[64, 64], &[64, 64]),
+        (&[65, 33], &[33, 63]),
+        (&[127, 129], &[129, 131]),
+        // odd batch offsets: matrices start in the middle of a storage word
+        (&[3, 17, 19], &[19, 21]),
+        (&[2, 1, 15, 7], &[3, 7, 13]),
+        // K = 0: zeros
+        (&[20, 0], &[0, 30]),
+        // long K, few tiles: split-K partial sums and their reduction
+        (&[65, 1030], &[1030, 65]),
+        // many tiles: the large tile, with edges
+        (&[64, 130, 20], &[1, 20, 129]),
+    ];
+    for (seed, (a, b)) in cases.iter().enumerate() {
+        matmul_case(&coop, &tiled, a, b, 100 + 2 * seed as u64);
+    }
+}
+
+#[test]
+fn coop_fused_bias_and_activation() {
+    let Some(coop) = coop_backend() else { return };
+    let tiled = tiled_backend();
+    let cases: [(&[usize], &[usize], &[usize]); 4] = [
+        (&[65, 33], &[33, 63], &[63]),
+        (&[2, 9, 10], &[10, 129], &[1, 1, 129]),
+        (&[66, 1040], &[1040, 3], &[66, 3]),
+        (&[40, 24], &[24, 17], &[40, 1]),
+    ];
+    for act in [None, Some(UnaryOp::Relu), Some(UnaryOp::Gelu), Some(UnaryOp::Tanh)] {
+        for (seed, (a, b, bias)) in cases.iter().enumerate() {
+            let s = 200 + 3 * seed as u64;
+            let (x, w, c) = (
+                random(DType::F16, a, -1.0, 1.0, s),
+                random(DType::F16, b, -1.0, 1.0, s + 1),
+                random(DType::F16, bias, -1.0, 1.0, s + 2),
+            );
+            let op = Op::FusedMatMulBiasAct { activation: act };
+            let mag = Op::FusedMatMulBiasAct { activation: None };
+            compare(&coop, &tiled, &op, &mag, &[&x, &w, &c], &format!("Fused {act:?} F16 {a:?} {b:?} + {bias:?}"));
+        }
+    }
+}
+
+fn dot(lb: &[usize], rb: &[usize], lc: &[usize], rc: &[usize]) -> Op {
+    Op::DotGeneral(DotGeneralAttrs {
+        lhs_batch: lb.to_vec(),
+        rhs_batch: rb.to_vec(),
+        lhs_contract: lc.to_vec(),
+        rhs_contract: rc.to_vec(),
+    })
+}
+
+#[test]
+fn coop_dot_general_transposed_and_batched() {
+    let Some(coop) = coop_backend() else { return };
+    let tiled = tiled_backend();
+    type Case = (&'static [usize], &'static [usize], [&'static [usize]; 4]);
+    let cases: [Case; 5] = [
+        // A^T·B, A·B^T, A^T·B^T
+        (&[63, 65], &[63, 64], [&[], &[], &[0], &[0]]),
+        (&[65, 63], &[129, 63], [&[], &[], &[1], &[1]]),
+        (&[63, 65], &[33, 63], [&[], &[], &[0], &[1]]),
+        // batch in the middle of lhs, last in rhs (attention-like)
+        (&[17, 3, 24], &[24, 19, 3], [&[1], &[2], &[2], &[0]]),
+        // contracting axes against memory order: the copy path feeds the GEMM
+        (&[12, 6, 5], &[5, 6, 23], [&[], &[], &[2, 1], &[0, 1]]),
+    ];
+    for (seed, (ls, rs, [lb, rb, lc, rc])) in cases.iter().enumerate() {
+        let l = random(DType::F16, ls, -1.0, 1.0, 300 + 2 * seed as u64);
+        let r = random(DType::F16, rs, -1.0, 1.0, 301 + 2 * seed as u64);
+        let op = dot(lb, rb, lc, rc);
+        compare(
+            &coop,
+            &tiled,
+            &op,
+            &op,
+            &[&l, &r],
+            &format!("DotGeneral F16 {ls:?} {rs:?} {lb:?} {rb:?} {lc:?} {rc:?}"),
+        );
+    }
+}

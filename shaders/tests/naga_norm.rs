@@ -41,3 +41,30 @@ fn every_cross_entropy_variant_is_valid() {
     }
     assert_eq!(count, 4);
 }
+
+#[test]
+fn every_single_pass_norm_variant_is_valid() {
+    use shaders::norm::{held_per_thread, module_held, MAX_HELD, MAX_HELD_PER_THREAD};
+    let ks: Vec<u32> = (0..=MAX_HELD_PER_THREAD.trailing_zeros()).map(|e| 1 << e).collect();
+    // every K the lowering picks, and nothing above the limit
+    for len in [1, 256, 257, 4096, MAX_HELD] {
+        assert!(ks.contains(&held_per_thread(len).unwrap()), "{len}");
+    }
+    assert_eq!(held_per_thread(MAX_HELD + 1), None);
+    assert!(module_held(NormKind::Softmax, DType::F32, false, MAX_HELD_PER_THREAD + 1).is_none());
+    let mut count = 0;
+    for kind in NormKind::ALL {
+        for &d in &DType::ALL {
+            for beta in [false, true] {
+                for &k in &ks {
+                    let name = format!("{kind:?} {d:?} beta={beta} K={k}");
+                    if let Some(src) = module_held(kind, d, beta, k) {
+                        validate(&name, &src.unwrap_or_else(|e| panic!("{name}: {e}")));
+                        count += 1;
+                    }
+                }
+            }
+        }
+    }
+    assert_eq!(count, 4 * 6 * ks.len());
+}

@@ -2,7 +2,8 @@
 //! SoftmaxCrossEntropy, §2.7.4 LayerNorm, §2.7.5 RmsNorm): one workgroup per row with workgroup
 //! tree reductions. Rows of at most [`MAX_HELD`] elements have a single-pass form
 //! ([`module_held`]): the row is read from memory once into registers (`K` per invocation) and
-//! reduced in two fixed-order levels; longer rows re-read the row for each pass ([`module`]).
+//! reduced with subgroup operations where the device has them, otherwise in workgroup memory in
+//! two fixed-order levels; longer rows re-read the row for each pass ([`module`]).
 //!
 //! A variant is ([`NormKind`], dtype, has beta). `norm_common.wgsl` is filled with the float type
 //! the op computes in (f32 for F32/F16/BF16, f64 for F64) and its helpers; the kind picks the
@@ -25,6 +26,10 @@ pub const NORM_SOFTMAX_HELD: &str = include_str!("wgsl/norm_softmax_held.wgsl");
 pub const NORM_LAYER_HELD: &str = include_str!("wgsl/norm_layer_held.wgsl");
 /// RmsNorm single-pass body.
 pub const NORM_RMS_HELD: &str = include_str!("wgsl/norm_rms_held.wgsl");
+/// Single-pass row reductions in workgroup memory (`row_sum`, `row_max`).
+pub const NORM_REDUCE_WG: &str = include_str!("wgsl/norm_reduce_wg.wgsl");
+/// Single-pass row reductions with subgroup operations (needs SUBGROUP).
+pub const NORM_REDUCE_SUBGROUP: &str = include_str!("wgsl/norm_reduce_subgroup.wgsl");
 /// SoftmaxCrossEntropy body.
 pub const NORM_CROSS_ENTROPY: &str = include_str!("wgsl/norm_cross_entropy.wgsl");
 
@@ -132,17 +137,18 @@ pub fn module(kind: NormKind, d: DType, beta: bool) -> Option<Result<String, Str
 }
 
 /// The single-pass module of one variant for rows of at most `k` · 256 elements (`k` from
-/// [`held_per_thread`]); bindings as [`module`]. `None` as [`module`], or for `k` outside
-/// 1..=[`MAX_HELD_PER_THREAD`].
-pub fn module_held(kind: NormKind, d: DType, beta: bool, k: u32) -> Option<Result<String, String>> {
-    if !(1..=MAX_HELD_PER_THREAD).contains(&k) {
+/// [`held_per_thread`]), reducing with subgroup operations when `subgroups` (the module then needs
+/// the SUBGROUP feature); bindings as [`module`]. `None` as [`module`], for `k` outside
+/// 1..=[`MAX_HELD_PER_THREAD`], and for `subgroups` on F64 (subgroup arithmetic is f32 only here).
+pub fn module_held(kind: NormKind, d: DType, beta: bool, k: u32, subgroups: bool) -> Option<Result<String, String>> {
+    if !(1..=MAX_HELD_PER_THREAD).contains(&k) || (subgroups && d == DType::F64) {
         return None;
     }
-    render_kind(kind, d, beta, Some(k))
+    render_kind(kind, d, beta, Some((k, subgroups)))
 }
 
-/// [`module`] (`held` None) or [`module_held`].
-fn render_kind(kind: NormKind, d: DType, beta: bool, held: Option<u32>) -> Option<Result<String, String>> {
+/// [`module`] (`held` None) or [`module_held`] (`held`: K and whether subgroups reduce).
+fn render_kind(kind: NormKind, d: DType, beta: bool, held: Option<(u32, bool)>) -> Option<Result<String, String>> {
     let h = float_helpers(d)?;
     if beta && !kind.has_gamma() {
         return None;
@@ -172,7 +178,7 @@ fn render_kind(kind: NormKind, d: DType, beta: bool, held: Option<u32>) -> Optio
             NormKind::LayerNorm => render(NORM_LAYER, &[("BETA", beta_expr)]),
             NormKind::RmsNorm => render(NORM_RMS, &[("BETA", beta_expr)]),
         },
-        Some(k) => {
+        Some((k, _)) => {
             let k = k.to_string();
             match kind {
                 NormKind::Softmax => render(NORM_SOFTMAX_HELD, &[("K", &k), ("ROW", "s"), ("OUT", "fexp(d) / c")]),
@@ -183,7 +189,12 @@ fn render_kind(kind: NormKind, d: DType, beta: bool, held: Option<u32>) -> Optio
         }
     };
     let math64 = if d == DType::F64 { MATH64 } else { "" };
-    Some(body.map(|b| crate::module(&[COMMON, MATH, math64, &common, &b])))
+    let reduce = match held {
+        None => "",
+        Some((_, false)) => NORM_REDUCE_WG,
+        Some((_, true)) => NORM_REDUCE_SUBGROUP,
+    };
+    Some(body.map(|b| crate::module(&[COMMON, MATH, math64, &common, reduce, &b])))
 }
 
 /// SoftmaxCrossEntropy on float `d`: bindings 1 `x` (logits), 2 `t` (targets), 3 `out` (one loss

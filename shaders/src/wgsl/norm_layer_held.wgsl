@@ -7,7 +7,7 @@ const K: u32 = {{K}}u;
 
 @compute @workgroup_size(256)
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
-        @builtin(local_invocation_index) lid: u32) {
+        @builtin(local_invocation_index) lid: u32, ids: RowIds) {
     let w = row_of(wid, nwg);
     if (w >= p.rows) {
         return;
@@ -24,7 +24,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
             s = s + v[k];
         }
     }
-    let m = wg_sum2(lid, s) / h;
+    let m = row_sum(ids, lid, s) / h;
     var q = F(0);
     for (var k = 0u; k < K; k = k + 1u) {
         if (lid + k * WG < p.len) {
@@ -32,7 +32,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
             q = q + d * d;
         }
     }
-    let den = sqrt(wg_sum2(lid, q) / h + F(p.eps));
+    let den = sqrt(row_sum(ids, lid, q) / h + F(p.eps));
     let inv = select(F(1) / den, finf(), den == F(0));
     for (var k = 0u; k < K; k = k + 1u) {
         let i = lid + k * WG;

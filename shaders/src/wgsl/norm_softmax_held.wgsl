@@ -7,7 +7,7 @@ const K: u32 = {{K}}u;
 
 @compute @workgroup_size(256)
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
-        @builtin(local_invocation_index) lid: u32) {
+        @builtin(local_invocation_index) lid: u32, ids: RowIds) {
     let w = row_of(wid, nwg);
     if (w >= p.rows) {
         return;
@@ -22,14 +22,14 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
             m = fmax(m, v[k]);
         }
     }
-    m = wg_max2(lid, m);
+    m = row_max(ids, lid, m);
     var s = F(0);
     for (var k = 0u; k < K; k = k + 1u) {
         if (lid + k * WG < p.len) {
             s = s + fexp(v[k] - m);
         }
     }
-    s = wg_sum2(lid, s);
+    s = row_sum(ids, lid, s);
     let bad = fisnan(m) || fisinf(m) || fisnan(s);
     let c = {{ROW}};
     for (var k = 0u; k < K; k = k + 1u) {

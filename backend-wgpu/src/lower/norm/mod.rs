@@ -19,7 +19,7 @@ use super::builder::{u32_of, Kernel, Lower, Operand};
 use crate::pipelines::BindKind;
 use backend_api::op::NormAttrs;
 use backend_api::shape::try_numel;
-use backend_api::{bail, ensure, Error, ErrorKind, Result};
+use backend_api::{bail, ensure, DType, Error, ErrorKind, Result};
 use shaders::norm::{held_per_thread, module, module_held, NormKind, NormParams};
 use shaders::params::Params;
 
@@ -103,8 +103,10 @@ fn row_kernel(b: &mut Lower<'_>, kind: NormKind, axis: usize, eps: f32, ins: &[&
         bail!(DeviceLimit, "{kind:?} input {:?} has more than 2^31 elements", x.dims);
     }
     let (rows, len, inner) = rows(kind, &x.dims, axis)?;
-    // Rows that fit in registers are read once (single pass); longer ones once per pass.
-    let src = match held_per_thread(len).and_then(|k| module_held(kind, d, beta, k)) {
+    // Rows that fit in registers are read once (single pass); longer ones once per pass. The
+    // single-pass reductions use subgroup operations where the device has them (f32 maths only).
+    let subgroups = b.caps().subgroups.is_some() && d != DType::F64;
+    let src = match held_per_thread(len).and_then(|k| module_held(kind, d, beta, k, subgroups)) {
         Some(held) => held,
         None => src,
     };
@@ -139,14 +141,17 @@ mod tests {
     }
 
     fn softmax_source(dims: &[usize], axis: usize) -> String {
-        let caps = crate::device::DeviceCaps::for_tests();
-        let mut b = Lower::new(&caps, 1);
-        let x = Operand::whole(crate::lower::Buf::In(0), backend_api::DType::F32, dims.to_vec()).unwrap();
-        let out = Operand::whole(crate::lower::Buf::Out(0), backend_api::DType::F32, dims.to_vec()).unwrap();
+        softmax_source_on(&crate::device::DeviceCaps::for_tests(), DType::F32, dims, axis)
+    }
+
+    fn softmax_source_on(caps: &crate::device::DeviceCaps, d: DType, dims: &[usize], axis: usize) -> String {
+        let mut b = Lower::new(caps, 1);
+        let x = Operand::whole(crate::lower::Buf::In(0), d, dims.to_vec()).unwrap();
+        let out = Operand::whole(crate::lower::Buf::Out(0), d, dims.to_vec()).unwrap();
         softmax(&mut b, axis, &x, &out).unwrap();
         let l = b.finish();
-        assert_eq!(l.kernels().len(), 1);
-        l.kernels()[0].source.clone()
+        // packed dtypes zero the output first; the row kernel is last
+        l.kernels().last().expect("a row kernel").source.clone()
     }
 
     #[test]
@@ -156,5 +161,17 @@ mod tests {
         assert!(softmax_source(&[2, 257], 1).contains("const K: u32 = 2u;"));
         assert!(softmax_source(&[max, 2], 0).contains("const K: u32 = 32u;"));
         assert!(!softmax_source(&[2, max + 1], 1).contains("const K"));
+        assert!(!softmax_source(&[2, 5], 1).contains("subgroupAdd"));
+    }
+
+    #[test]
+    fn single_pass_rows_reduce_with_subgroups_where_the_device_has_them() {
+        let mut caps = crate::device::DeviceCaps::for_tests();
+        caps.subgroups = Some(crate::device::SubgroupSizes { min: 4, max: 64 });
+        assert!(softmax_source_on(&caps, DType::F32, &[2, 5], 1).contains("subgroupAdd"));
+        assert!(softmax_source_on(&caps, DType::BF16, &[2, 5], 1).contains("subgroupMax"));
+        // f64 keeps the workgroup-memory reductions; long rows keep the multi-pass kernel
+        assert!(!softmax_source_on(&caps, DType::F64, &[2, 5], 1).contains("subgroupAdd"));
+        assert!(!softmax_source_on(&caps, DType::F32, &[2, 9000], 1).contains("subgroupAdd"));
     }
 }

@@ -3,9 +3,9 @@
 //! rows straddling the workgroup size, size-0 dims, the spec's special values (all −∞, +∞, NaN,
 //! eps = 0) and one long row.
 
-use backend_api::{DType, Graph, GraphBuilder, Tensor};
+use backend_api::{Backend, DType, Graph, GraphBuilder, Tensor};
 use backend_cpu_ref as _;
-use backend_wgpu as _;
+use backend_wgpu::{FeatureChoice, WgpuBackend, WgpuOptions};
 
 // The harness (backends, data, comparison) is in tests/common.
 
@@ -53,6 +53,11 @@ fn graph(kind: Kind, d: DType, shape: &[usize], axis: i64, beta: bool, eps: f32)
 /// Runs on both backends and compares with the Approx class; returns the worst relative error.
 /// `x` is given; gamma in [0.5, 1.5) and beta in [-1, 1) are drawn from `seed`.
 fn compare(kind: Kind, x: &Tensor, axis: i64, beta: bool, eps: f32, seed: u64) -> f64 {
+    compare_on(wgpu(), kind, x, axis, beta, eps, seed)
+}
+
+/// [`compare`] with the GPU side run on `gpu`.
+fn compare_on(gpu: &dyn Backend, kind: Kind, x: &Tensor, axis: i64, beta: bool, eps: f32, seed: u64) -> f64 {
     let (d, shape) = (x.dtype(), x.shape());
     let name = format!("{kind:?} {d} {shape:?} axis {axis} beta {beta} eps {eps}");
     let g = graph(kind, d, shape, axis, beta, eps);
@@ -69,13 +74,19 @@ fn compare(kind: Kind, x: &Tensor, axis: i64, beta: bool, eps: f32, seed: u64) -
             inputs.push(("b", &bt));
         }
     }
-    let got = &run(wgpu(), &g, &inputs)[0];
+    let got = &run(gpu, &g, &inputs)[0];
     let want = &run(cpu(), &g, &inputs)[0];
     check(&name, got, want, Some(approx(d)), None)
 }
 
-/// (shape, axis): rows straddling 256, non-trailing axes, size-0 dims.
+/// (shape, axis): rows straddling 256 and the single-pass limit `shaders::norm::MAX_HELD` (8192;
+/// longer rows take the multi-pass kernels), non-trailing axes, size-0 dims.
 const CASES: &[(&[usize], i64)] = &[
+    (&[2, 8191], 1),
+    (&[8192, 2], 0),
+    (&[2, 8193], -1),
+    (&[2, 8193, 2], 1),
+    (&[2, 2, 4097], 1),
     (&[1], 0),
     (&[63], 0),
     (&[64], -1),
@@ -201,6 +212,43 @@ fn layer_norm_of_nearly_equal_values_stays_exact() {
     let x = tensor(DType::F32, &[64, 2], &v);
     compare(Kind::LayerNorm, &x, 1, false, 0.0, 6);
     compare(Kind::LayerNorm, &x, 1, true, 0.0, 7);
+}
+
+#[test]
+fn single_pass_rows_with_and_without_subgroups() {
+    // The single-pass kernels reduce with subgroup operations where the device has them (lavapipe
+    // does) and in workgroup memory otherwise: both forms, on rows straddling the workgroup size
+    // and the single-pass limit, with specials, against cpu-ref.
+    let on = WgpuBackend::new(&WgpuOptions::default()).expect("a wgpu adapter");
+    if on.device_caps().subgroups.is_none() {
+        eprintln!("the adapter has no subgroups: only the workgroup-memory form is tested");
+    }
+    let opts = WgpuOptions { features: FeatureChoice::none(), ..WgpuOptions::default() };
+    let off = WgpuBackend::new(&opts).expect("a wgpu adapter");
+    assert!(off.device_caps().subgroups.is_none());
+    let (on, off): (&dyn Backend, &dyn Backend) = (&on, &off);
+    let mut v: Vec<f64> = (0..3 * 300).map(|i| ((i * 37) % 101) as f64 / 10.0 - 5.0).collect();
+    v[7] = f64::NEG_INFINITY;
+    v[310] = f64::NAN;
+    v[650] = f64::INFINITY;
+    let special = tensor(DType::F32, &[3, 300], &v);
+    for (k, (shape, axis)) in
+        [(&[5, 255][..], 1), (&[3, 257], -1), (&[2, 4097], 1), (&[4, 3, 2], 1), (&[2, 8193], 1)].into_iter().enumerate()
+    {
+        for d in floats() {
+            let x = random(d, shape, -4.0, 4.0, k as u64 + 40);
+            for gpu in [on, off] {
+                for kind in [Kind::Softmax, Kind::LogSoftmax, Kind::LayerNorm, Kind::RmsNorm] {
+                    compare_on(gpu, kind, &x, axis, kind.norm(), 1e-5, k as u64 + 50);
+                }
+            }
+        }
+    }
+    for gpu in [on, off] {
+        for kind in [Kind::Softmax, Kind::LogSoftmax] {
+            compare_on(gpu, kind, &special, 1, false, 0.0, 60);
+        }
+    }
 }
 
 #[test]

@@ -10,6 +10,9 @@
 mod binary;
 mod cast;
 mod unary;
+mod vec4;
+
+pub use vec4::{is_word_dtype, module_vec4};
 
 use crate::{
     render, tensor_binding, Access, CAST, CAST_F64, CAST_I64, COMMON, ELEMENTWISE, MATH, MATH64, MATH_I64, MATH_INT,
@@ -28,8 +31,8 @@ crate::params! {
         /// Always 0: the opaque zero some expressions read as `p.pad0` (see the comment in
         /// `elementwise.wgsl`); the lowering leaves it at its default.
         pub pad0: u32,
-        /// Padding.
-        pub pad1: u32,
+        /// The first element of the flat form (0 except for the tail after a four-wide kernel).
+        pub base: u32,
         /// Collapsed output dims.
         pub dims: [[u32; 4]; 2],
         /// Element strides of input 0.

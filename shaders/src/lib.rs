@@ -32,6 +32,8 @@ pub const CAST_I64: &str = include_str!("wgsl/cast_i64.wgsl");
 pub const CAST_F64: &str = include_str!("wgsl/cast_f64.wgsl");
 /// Broadcasting elementwise map over up to three inputs (Unary, Binary, Compare, Where, Fma, Cast).
 pub const ELEMENTWISE: &str = include_str!("wgsl/elementwise.wgsl");
+/// The four-wide contiguous map template (`wgsl/elementwise_vec4.wgsl`).
+pub const ELEMENTWISE_VEC4: &str = include_str!("wgsl/elementwise_vec4.wgsl");
 /// Fills a byte range with zeros (before packed atomic stores).
 pub const ZERO: &str = include_str!("wgsl/zero.wgsl");
 

@@ -1,6 +1,9 @@
 //! Variants of the norm kernel family (§2.7.1 Softmax, §2.7.2 LogSoftmax, §2.7.3
 //! SoftmaxCrossEntropy, §2.7.4 LayerNorm, §2.7.5 RmsNorm): one workgroup per row with workgroup
-//! tree reductions.
+//! tree reductions. Rows of at most [`MAX_HELD`] elements have a single-pass form
+//! ([`module_held`]): the row is read from memory once into registers (`K` per invocation) and
+//! reduced with subgroup operations where the device has them, otherwise in workgroup memory in
+//! two fixed-order levels; longer rows re-read the row for each pass ([`module`]).
 //!
 //! A variant is ([`NormKind`], dtype, has beta). `norm_common.wgsl` is filled with the float type
 //! the op computes in (f32 for F32/F16/BF16, f64 for F64) and its helpers; the kind picks the
@@ -17,6 +20,16 @@ pub const NORM_SOFTMAX: &str = include_str!("wgsl/norm_softmax.wgsl");
 pub const NORM_LAYER: &str = include_str!("wgsl/norm_layer.wgsl");
 /// RmsNorm body.
 pub const NORM_RMS: &str = include_str!("wgsl/norm_rms.wgsl");
+/// Softmax / LogSoftmax single-pass body (row in registers).
+pub const NORM_SOFTMAX_HELD: &str = include_str!("wgsl/norm_softmax_held.wgsl");
+/// LayerNorm single-pass body.
+pub const NORM_LAYER_HELD: &str = include_str!("wgsl/norm_layer_held.wgsl");
+/// RmsNorm single-pass body.
+pub const NORM_RMS_HELD: &str = include_str!("wgsl/norm_rms_held.wgsl");
+/// Single-pass row reductions in workgroup memory (`row_sum`, `row_max`).
+pub const NORM_REDUCE_WG: &str = include_str!("wgsl/norm_reduce_wg.wgsl");
+/// Single-pass row reductions with subgroup operations (needs SUBGROUP).
+pub const NORM_REDUCE_SUBGROUP: &str = include_str!("wgsl/norm_reduce_subgroup.wgsl");
 /// SoftmaxCrossEntropy body.
 pub const NORM_CROSS_ENTROPY: &str = include_str!("wgsl/norm_cross_entropy.wgsl");
 
@@ -97,10 +110,45 @@ pub(crate) fn float_helpers(d: DType) -> Option<[(&'static str, &'static str); 8
     })
 }
 
+/// Invocations of a row kernel's workgroup (`WG` of `common.wgsl`).
+const WG: usize = 256;
+
+/// The most elements per invocation the single-pass form holds in registers.
+pub const MAX_HELD_PER_THREAD: u32 = 32;
+
+/// The longest row the single-pass form takes: [`MAX_HELD_PER_THREAD`] per invocation.
+pub const MAX_HELD: usize = WG * MAX_HELD_PER_THREAD as usize;
+
+/// Elements per invocation (`K`, a power of two) of the single-pass form for rows of `len`
+/// elements; `None` above [`MAX_HELD`] (those rows take the multi-pass [`module`]). Powers of two
+/// keep the number of distinct pipelines small.
+pub fn held_per_thread(len: usize) -> Option<u32> {
+    if len > MAX_HELD {
+        return None;
+    }
+    u32::try_from(len.div_ceil(WG).max(1).next_power_of_two()).ok()
+}
+
 /// Renders the complete module of one variant. Bindings: 1 `x`, then for the norms 2 `gamma`
 /// (`ld_g`) and, with `beta`, 3 `beta` (`ld_b`), then the output `out`. `None` for a non-float
 /// dtype (or `beta` on Softmax/LogSoftmax).
 pub fn module(kind: NormKind, d: DType, beta: bool) -> Option<Result<String, String>> {
+    render_kind(kind, d, beta, None)
+}
+
+/// The single-pass module of one variant for rows of at most `k` · 256 elements (`k` from
+/// [`held_per_thread`]), reducing with subgroup operations when `subgroups` (the module then needs
+/// the SUBGROUP feature); bindings as [`module`]. `None` as [`module`], for `k` outside
+/// 1..=[`MAX_HELD_PER_THREAD`], and for `subgroups` on F64 (subgroup arithmetic is f32 only here).
+pub fn module_held(kind: NormKind, d: DType, beta: bool, k: u32, subgroups: bool) -> Option<Result<String, String>> {
+    if !(1..=MAX_HELD_PER_THREAD).contains(&k) || (subgroups && d == DType::F64) {
+        return None;
+    }
+    render_kind(kind, d, beta, Some((k, subgroups)))
+}
+
+/// [`module`] (`held` None) or [`module_held`] (`held`: K and whether subgroups reduce).
+fn render_kind(kind: NormKind, d: DType, beta: bool, held: Option<(u32, bool)>) -> Option<Result<String, String>> {
     let h = float_helpers(d)?;
     if beta && !kind.has_gamma() {
         return None;
@@ -123,14 +171,30 @@ pub fn module(kind: NormKind, d: DType, beta: bool) -> Option<Result<String, Str
         Err(e) => return Some(Err(e)),
     };
     let beta_expr = if beta { "ld_b(i)" } else { "F(0)" };
-    let body = match kind {
-        NormKind::Softmax => render(NORM_SOFTMAX, &[("ROW", "s"), ("OUT", "fexp(d) / c")]),
-        NormKind::LogSoftmax => render(NORM_SOFTMAX, &[("ROW", "flog(s)"), ("OUT", "d - c")]),
-        NormKind::LayerNorm => render(NORM_LAYER, &[("BETA", beta_expr)]),
-        NormKind::RmsNorm => render(NORM_RMS, &[("BETA", beta_expr)]),
+    let body = match held {
+        None => match kind {
+            NormKind::Softmax => render(NORM_SOFTMAX, &[("ROW", "s"), ("OUT", "fexp(d) / c")]),
+            NormKind::LogSoftmax => render(NORM_SOFTMAX, &[("ROW", "flog(s)"), ("OUT", "d - c")]),
+            NormKind::LayerNorm => render(NORM_LAYER, &[("BETA", beta_expr)]),
+            NormKind::RmsNorm => render(NORM_RMS, &[("BETA", beta_expr)]),
+        },
+        Some((k, _)) => {
+            let k = k.to_string();
+            match kind {
+                NormKind::Softmax => render(NORM_SOFTMAX_HELD, &[("K", &k), ("ROW", "s"), ("OUT", "fexp(d) / c")]),
+                NormKind::LogSoftmax => render(NORM_SOFTMAX_HELD, &[("K", &k), ("ROW", "flog(s)"), ("OUT", "d - c")]),
+                NormKind::LayerNorm => render(NORM_LAYER_HELD, &[("K", &k), ("BETA", beta_expr)]),
+                NormKind::RmsNorm => render(NORM_RMS_HELD, &[("K", &k), ("BETA", beta_expr)]),
+            }
+        }
     };
     let math64 = if d == DType::F64 { MATH64 } else { "" };
-    Some(body.map(|b| crate::module(&[COMMON, MATH, math64, &common, &b])))
+    let reduce = match held {
+        None => "",
+        Some((_, false)) => NORM_REDUCE_WG,
+        Some((_, true)) => NORM_REDUCE_SUBGROUP,
+    };
+    Some(body.map(|b| crate::module(&[COMMON, MATH, math64, &common, reduce, &b])))
 }
 
 /// SoftmaxCrossEntropy on float `d`: bindings 1 `x` (logits), 2 `t` (targets), 3 `out` (one loss

@@ -74,3 +74,40 @@ fn flat_indexing_variants_are_valid() {
         }
     }
 }
+
+#[test]
+fn four_wide_variants_are_valid() {
+    use shaders::elementwise::{is_word_dtype, module_vec4};
+    let words: Vec<DType> = DType::ALL.iter().copied().filter(|&d| is_word_dtype(d)).collect();
+    let mut count = 0;
+    let mut check = |kind: ElemKind, ins: &[DType], out: DType| {
+        // every input contiguous, and each input alone a broadcast scalar
+        let mut patterns = vec![vec![false; ins.len()]];
+        patterns.extend((0..ins.len()).map(|k| (0..ins.len()).map(|j| j == k).collect()));
+        for scalar in patterns {
+            if let Some(src) = module_vec4(kind, ins, out, &scalar) {
+                let name = format!("vec4 {kind:?} {ins:?} -> {out:?} scalar {scalar:?}");
+                let src = src.unwrap_or_else(|e| panic!("{name}: {e}"));
+                validate_without_64bit(&name, &src);
+                validate(&name, &src);
+                count += 1;
+            }
+        }
+    };
+    for &d in &words {
+        for &u in UnaryOp::ALL {
+            check(ElemKind::Unary(u), &[d], d);
+        }
+        for &b in BinaryOp::ALL {
+            check(ElemKind::Binary(b), &[d, d], d);
+        }
+        check(ElemKind::Fma, &[d, d, d], d);
+        for &to in &words {
+            check(ElemKind::Cast, &[d], to);
+        }
+    }
+    assert!(
+        module_vec4(ElemKind::Binary(BinaryOp::Add), &[DType::F16, DType::F16], DType::F16, &[false, false]).is_none()
+    );
+    assert!(count > 100, "{count} variants");
+}

@@ -41,3 +41,50 @@ fn every_cross_entropy_variant_is_valid() {
     }
     assert_eq!(count, 4);
 }
+
+#[test]
+fn every_single_pass_norm_variant_is_valid() {
+    use shaders::norm::{held_per_thread, module_held, MAX_HELD, MAX_HELD_PER_THREAD};
+    let ks: Vec<u32> = (0..=MAX_HELD_PER_THREAD.trailing_zeros()).map(|e| 1 << e).collect();
+    // every K the lowering picks, and nothing above the limit
+    for len in [1, 256, 257, 4096, MAX_HELD] {
+        assert!(ks.contains(&held_per_thread(len).unwrap()), "{len}");
+    }
+    assert_eq!(held_per_thread(MAX_HELD + 1), None);
+    assert!(module_held(NormKind::Softmax, DType::F32, false, MAX_HELD_PER_THREAD + 1, false).is_none());
+    assert!(module_held(NormKind::Softmax, DType::F64, false, 1, true).is_none());
+    let mut count = 0;
+    for kind in NormKind::ALL {
+        for &d in &DType::ALL {
+            for beta in [false, true] {
+                for &k in &ks {
+                    for subgroups in [false, true] {
+                        let name = format!("{kind:?} {d:?} beta={beta} K={k} subgroups={subgroups}");
+                        if let Some(src) = module_held(kind, d, beta, k, subgroups) {
+                            let src = src.unwrap_or_else(|e| panic!("{name}: {e}"));
+                            validate(&name, &src);
+                            if !subgroups {
+                                validate_without_subgroups(&name, &src);
+                            }
+                            count += 1;
+                        }
+                    }
+                }
+            }
+        }
+    }
+    // subgroup forms for the 3 f32-computed dtypes only
+    assert_eq!(count, (4 + 3) * 6 * ks.len());
+}
+
+/// The workgroup-memory forms must not need SUBGROUP (devices without it run them).
+fn validate_without_subgroups(name: &str, src: &str) {
+    let m = naga::front::wgsl::parse_str(src).unwrap_or_else(|e| panic!("{name}: {}", e.emit_to_string(src)));
+    let caps = naga::valid::Capabilities::all()
+        - naga::valid::Capabilities::SUBGROUP
+        - naga::valid::Capabilities::SUBGROUP_BARRIER;
+    let mut v = naga::valid::Validator::new(naga::valid::ValidationFlags::all(), caps);
+    if let Err(e) = v.validate(&m) {
+        panic!("{name} needs subgroup features it should not: {e:?}");
+    }
+}

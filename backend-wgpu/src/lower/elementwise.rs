@@ -3,7 +3,9 @@
 //!
 //! Inputs broadcast to the output by their dims (numpy rules, read from the operands). Axes that
 //! are mergeable for every operand are collapsed first; when one axis is left, every operand is
-//! contiguous or a scalar and the kernel uses the flat index form (no per-axis division).
+//! contiguous or a scalar and the kernel uses the flat index form (no per-axis division); for
+//! 4-byte dtypes that form is four-wide (`vec4` loads and stores, `shaders::elementwise::module_vec4`)
+//! with the last `n mod 4` elements done by the scalar flat kernel from `base`.
 
 use super::builder::{u32_of, vec4s, Kernel, Lower, Operand};
 use super::{collapse, movement, Grid};
@@ -11,7 +13,7 @@ use crate::pipelines::BindKind;
 use backend_api::op::{BinaryOp, CompareOp, UnaryOp};
 use backend_api::shape::broadcast_strides;
 use backend_api::{bail, ensure, DType, Error, ErrorKind, Result};
-use shaders::elementwise::{module_indexed, ElemKind, ElementwiseParams, Indexing};
+use shaders::elementwise::{module_indexed, module_vec4, ElemKind, ElementwiseParams, Indexing};
 use shaders::params::Params;
 
 /// `op(x)` into `out` (same dtype; `x` broadcast to `out`'s dims).
@@ -68,23 +70,67 @@ fn map(b: &mut Lower<'_>, kind: ElemKind, ins: &[&Operand], out: &Operand) -> Re
     }
     let strides: Vec<Vec<usize>> = ins.iter().map(|x| broadcast_strides(&x.dims, &out.dims)).collect();
     let (dims, strides) = collapse(&out.dims, &strides);
-    // One collapsed axis means every operand is contiguous (stride 1) or a scalar (stride 0).
-    let indexing = if dims.len() <= 1 { Indexing::Flat } else { Indexing::Strided };
     let in_dtypes: Vec<DType> = ins.iter().map(|x| x.dtype).collect();
-    let Some(src) = module_indexed(kind, &in_dtypes, out.dtype, indexing) else {
-        bail!(Unsupported, "no GPU kernel for {kind:?} on {in_dtypes:?} -> {}", out.dtype);
-    };
-    let source = src.map_err(|e| Error::new(ErrorKind::Device, format!("elementwise shader: {e}")))?;
     let n = out.numel();
     if n == 0 {
+        // Still refuse a combination the spec does not define.
+        shader(kind, &in_dtypes, out.dtype, Indexing::Flat)?;
         return Ok(());
     }
-    let p = params(n, &dims, &strides)?;
     let mut bindings: Vec<_> = ins.iter().map(|x| (x.window, BindKind::Read)).collect();
     bindings.push((out.window, BindKind::Write));
-    b.zero_if_packed(out)?;
-    b.push(Kernel { source, bindings, params: p.to_bytes(), grid: Grid::Threads(u64::from(p.n)) });
+    let mut p = params(n, &dims, &strides)?;
+    // One collapsed axis means every operand is contiguous (stride 1) or a scalar (stride 0).
+    if dims.len() > 1 {
+        let source = shader(kind, &in_dtypes, out.dtype, Indexing::Strided)?;
+        b.zero_if_packed(out)?;
+        b.push(Kernel { source, bindings, params: p.to_bytes(), grid: Grid::Threads(u64::from(p.n)) });
+        return Ok(());
+    }
+    let scalar: Vec<bool> = strides.iter().map(|s| s.first().is_none_or(|&st| st == 0)).collect();
+    if let Some(source) = vec4_shader(b, kind, &in_dtypes, out.dtype, &scalar, n)? {
+        b.push(Kernel {
+            source,
+            bindings: bindings.clone(),
+            params: p.to_bytes(),
+            grid: Grid::Threads(u64::from(p.n / 4)),
+        });
+        p.base = p.n - p.n % 4;
+    }
+    if p.base < p.n {
+        let source = shader(kind, &in_dtypes, out.dtype, Indexing::Flat)?;
+        b.zero_if_packed(out)?;
+        b.push(Kernel { source, bindings, params: p.to_bytes(), grid: Grid::Threads(u64::from(p.n - p.base)) });
+    }
     Ok(())
+}
+
+/// The scalar map module of `kind` in the `indexing` form, or the error naming the combination.
+fn shader(kind: ElemKind, ins: &[DType], out: DType, indexing: Indexing) -> Result<String> {
+    let Some(src) = module_indexed(kind, ins, out, indexing) else {
+        bail!(Unsupported, "no GPU kernel for {kind:?} on {ins:?} -> {out}");
+    };
+    src.map_err(|e| Error::new(ErrorKind::Device, format!("elementwise shader: {e}")))
+}
+
+/// The four-wide module (`shaders::elementwise::module_vec4`) when it applies: at least 4
+/// elements, 4-byte dtypes, and windows 16-byte aligned (every bound window starts at a multiple
+/// of the device's storage offset alignment, so an alignment of 16 or more guarantees it).
+fn vec4_shader(
+    b: &Lower<'_>,
+    kind: ElemKind,
+    ins: &[DType],
+    out: DType,
+    scalar: &[bool],
+    n: usize,
+) -> Result<Option<String>> {
+    if n < 4 || b.caps().limits.min_storage_buffer_offset_alignment < 16 {
+        return Ok(None);
+    }
+    match module_vec4(kind, ins, out, scalar) {
+        None => Ok(None),
+        Some(src) => src.map(Some).map_err(|e| Error::new(ErrorKind::Device, format!("elementwise shader: {e}"))),
+    }
 }
 
 /// The uniform of a map over `n` elements with collapsed `dims` and per-input `strides`. `pad0`
@@ -164,11 +210,47 @@ mod tests {
         assert_eq!(l.kernels().len(), 1);
         let p: ElementwiseParams = bytemuck::pod_read_unaligned(&l.kernels()[0].params);
         // pad0 is always 0: the shaders' opaque zero.
-        assert_eq!((p.n, p.rank, p.pad0, p.pad1), (12, 2, 0, 0));
+        assert_eq!((p.n, p.rank, p.pad0, p.base), (12, 2, 0, 0));
         assert_eq!(p.dims[0][..2], [3, 4]);
         assert_eq!(p.s0[0][..2], [1, 0]);
         assert_eq!(p.s1[0][..2], [0, 1]);
         assert_eq!(l.kernels()[0].grid, Grid::Threads(12));
+    }
+
+    fn base_of(k: &Kernel) -> u32 {
+        bytemuck::pod_read_unaligned::<ElementwiseParams>(&k.params).base
+    }
+
+    #[test]
+    fn contiguous_word_maps_are_four_wide_with_a_scalar_tail() {
+        let (x, y, out) = (input(0, DType::F32, &[2, 5]), input(1, DType::F32, &[]), output(DType::F32, &[2, 5]));
+        let l = lowered(|b| binary(b, BinaryOp::Mul, &x, &y, &out));
+        let k = l.kernels();
+        assert_eq!(k.len(), 2);
+        assert!(k[0].source.contains("array<vec4<f32>>") && k[0].source.contains("ld_x1(0u)"));
+        assert_eq!((k[0].grid, base_of(&k[0])), (Grid::Threads(2), 0));
+        assert!(!k[1].source.contains("vec4<f32>>;"));
+        assert_eq!((k[1].grid, base_of(&k[1])), (Grid::Threads(2), 8));
+        // A multiple of 4 needs no tail; a packed dtype keeps the scalar form.
+        let (x, out) = (input(0, DType::I32, &[8]), output(DType::U32, &[8]));
+        assert_eq!(lowered(|b| cast(b, DType::U32, &x, &out)).kernels().len(), 1);
+        let (x, out) = (input(0, DType::F16, &[8]), output(DType::F16, &[8]));
+        let l = lowered(|b| unary(b, UnaryOp::Exp, &x, &out));
+        // zeroing, then the scalar map over all 8 elements
+        assert_eq!(l.kernels().len(), 2);
+        assert_eq!(l.kernels()[1].grid, Grid::Threads(8));
+    }
+
+    #[test]
+    fn small_alignment_keeps_the_scalar_form() {
+        let mut caps = caps();
+        caps.limits.min_storage_buffer_offset_alignment = 4;
+        let mut b = Lower::new(&caps, 1);
+        let (x, out) = (input(0, DType::F32, &[9]), output(DType::F32, &[9]));
+        unary(&mut b, UnaryOp::Gelu, &x, &out).unwrap();
+        let l = b.finish();
+        assert_eq!(l.kernels().len(), 1);
+        assert_eq!((l.kernels()[0].grid, base_of(&l.kernels()[0])), (Grid::Threads(9), 0));
     }
 
     #[test]

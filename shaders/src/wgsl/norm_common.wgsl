@@ -94,3 +94,48 @@ fn wg_max(lid: u32, v: F) -> F {
     workgroupBarrier();
     return r;
 }
+
+var<workgroup> wpart: array<F, 16>;
+
+// Sum of every invocation's `v` in two fixed-order levels (16 invocations each add 16 slots in
+// order, then every invocation adds the 16 partials in order): deterministic like the tree, with 3
+// barriers instead of 9. Must be called in uniform control flow.
+fn wg_sum2(lid: u32, v: F) -> F {
+    wred[lid] = v;
+    workgroupBarrier();
+    if (lid < 16u) {
+        var s = wred[lid * 16u];
+        for (var j = 1u; j < 16u; j = j + 1u) {
+            s = s + wred[lid * 16u + j];
+        }
+        wpart[lid] = s;
+    }
+    workgroupBarrier();
+    var r = wpart[0];
+    for (var j = 1u; j < 16u; j = j + 1u) {
+        r = r + wpart[j];
+    }
+    // nobody may overwrite wred or wpart before everyone has read them
+    workgroupBarrier();
+    return r;
+}
+
+// NaN-propagating maximum of every invocation's `v` in the two levels of `wg_sum2`.
+fn wg_max2(lid: u32, v: F) -> F {
+    wred[lid] = v;
+    workgroupBarrier();
+    if (lid < 16u) {
+        var s = wred[lid * 16u];
+        for (var j = 1u; j < 16u; j = j + 1u) {
+            s = fmax(s, wred[lid * 16u + j]);
+        }
+        wpart[lid] = s;
+    }
+    workgroupBarrier();
+    var r = wpart[0];
+    for (var j = 1u; j < 16u; j = j + 1u) {
+        r = fmax(r, wpart[j]);
+    }
+    workgroupBarrier();
+    return r;
+}

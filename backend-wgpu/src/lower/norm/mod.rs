@@ -1,5 +1,6 @@
 //! Softmax, LogSoftmax (§2.7.1–2.7.2) along any axis and LayerNorm, RmsNorm (§2.7.4–2.7.5) over
-//! the axes from `axis` to the end, with `shaders::norm`: one workgroup per row.
+//! the axes from `axis` to the end, with `shaders::norm`: one workgroup per row, read once when the
+//! row fits the single-pass form (`shaders::norm::MAX_HELD` elements), once per pass otherwise.
 //! SoftmaxCrossEntropy (§2.7.3) is in `loss.rs`, on the same rows.
 //!
 //! A row is `len` elements at stride `inner` starting at `(o·len·inner + j)` for row `o·inner + j`:
@@ -18,8 +19,8 @@ use super::builder::{u32_of, Kernel, Lower, Operand};
 use crate::pipelines::BindKind;
 use backend_api::op::NormAttrs;
 use backend_api::shape::try_numel;
-use backend_api::{bail, ensure, Error, ErrorKind, Result};
-use shaders::norm::{module, NormKind, NormParams};
+use backend_api::{bail, ensure, DType, Error, ErrorKind, Result};
+use shaders::norm::{held_per_thread, module, module_held, NormKind, NormParams};
 use shaders::params::Params;
 
 /// Kernels index with u32: stay well inside.
@@ -94,7 +95,6 @@ fn row_kernel(b: &mut Lower<'_>, kind: NormKind, axis: usize, eps: f32, ins: &[&
     let Some(src) = module(kind, d, beta) else {
         bail!(Unsupported, "no GPU kernel for {kind:?} on {d}");
     };
-    let source = src.map_err(|e| Error::new(ErrorKind::Device, format!("norm shader: {e}")))?;
     let n = x.numel();
     if n == 0 {
         return Ok(());
@@ -103,6 +103,14 @@ fn row_kernel(b: &mut Lower<'_>, kind: NormKind, axis: usize, eps: f32, ins: &[&
         bail!(DeviceLimit, "{kind:?} input {:?} has more than 2^31 elements", x.dims);
     }
     let (rows, len, inner) = rows(kind, &x.dims, axis)?;
+    // Rows that fit in registers are read once (single pass); longer ones once per pass. The
+    // single-pass reductions use subgroup operations where the device has them (f32 maths only).
+    let subgroups = b.caps().subgroups.is_some() && d != DType::F64;
+    let src = match held_per_thread(len).and_then(|k| module_held(kind, d, beta, k, subgroups)) {
+        Some(held) => held,
+        None => src,
+    };
+    let source = src.map_err(|e| Error::new(ErrorKind::Device, format!("norm shader: {e}")))?;
     let p = NormParams {
         rows: u32_of(rows, "rows")?,
         len: u32_of(len, "row elements")?,
@@ -130,5 +138,40 @@ mod tests {
         assert_eq!(rows(NormKind::LayerNorm, &[2, 3, 4], 1).unwrap(), (2, 12, 1));
         assert_eq!(rows(NormKind::RmsNorm, &[2, 3, 4], 0).unwrap(), (1, 24, 1));
         assert!(rows(NormKind::RmsNorm, &[2], 1).is_err());
+    }
+
+    fn softmax_source(dims: &[usize], axis: usize) -> String {
+        softmax_source_on(&crate::device::DeviceCaps::for_tests(), DType::F32, dims, axis)
+    }
+
+    fn softmax_source_on(caps: &crate::device::DeviceCaps, d: DType, dims: &[usize], axis: usize) -> String {
+        let mut b = Lower::new(caps, 1);
+        let x = Operand::whole(crate::lower::Buf::In(0), d, dims.to_vec()).unwrap();
+        let out = Operand::whole(crate::lower::Buf::Out(0), d, dims.to_vec()).unwrap();
+        softmax(&mut b, axis, &x, &out).unwrap();
+        let l = b.finish();
+        // packed dtypes zero the output first; the row kernel is last
+        l.kernels().last().expect("a row kernel").source.clone()
+    }
+
+    #[test]
+    fn rows_that_fit_are_single_pass() {
+        let max = shaders::norm::MAX_HELD;
+        assert!(softmax_source(&[3, 5], 1).contains("const K: u32 = 1u;"));
+        assert!(softmax_source(&[2, 257], 1).contains("const K: u32 = 2u;"));
+        assert!(softmax_source(&[max, 2], 0).contains("const K: u32 = 32u;"));
+        assert!(!softmax_source(&[2, max + 1], 1).contains("const K"));
+        assert!(!softmax_source(&[2, 5], 1).contains("subgroupAdd"));
+    }
+
+    #[test]
+    fn single_pass_rows_reduce_with_subgroups_where_the_device_has_them() {
+        let mut caps = crate::device::DeviceCaps::for_tests();
+        caps.subgroups = Some(crate::device::SubgroupSizes { min: 4, max: 64 });
+        assert!(softmax_source_on(&caps, DType::F32, &[2, 5], 1).contains("subgroupAdd"));
+        assert!(softmax_source_on(&caps, DType::BF16, &[2, 5], 1).contains("subgroupMax"));
+        // f64 keeps the workgroup-memory reductions; long rows keep the multi-pass kernel
+        assert!(!softmax_source_on(&caps, DType::F64, &[2, 5], 1).contains("subgroupAdd"));
+        assert!(!softmax_source_on(&caps, DType::F32, &[2, 9000], 1).contains("subgroupAdd"));
     }
 }

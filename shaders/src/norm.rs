@@ -119,11 +119,14 @@ const SOFTMAX_LOAD: &str = "let i# = lid + #u * WG;
         v# = ld_x(base + i# * p.inner);
         m = fmax(m, v#);
     }";
-const SOFTMAX_SUM: &str = "if (i# < p.len) {
-        s = s + fexp(v# - m);
+// e# keeps e^(x - m) for Softmax's store (LogSoftmax leaves it unused): one exp per element.
+const SOFTMAX_SUM: &str = "var e# = F(0);
+    if (i# < p.len) {
+        e# = fexp(v# - m);
+        s = s + e#;
     }";
 const SOFTMAX_STORE: &str = "if (i# < p.len) {
-        st_out(base + i# * p.inner, select(row_out(v# - m, c), fnan(), bad));
+        st_out(base + i# * p.inner, select(row_out(v# - m, e#, c), fnan(), bad));
     }";
 const LAYER_LOAD: &str = "let i# = lid + #u * WG;
     var v# = F(0);

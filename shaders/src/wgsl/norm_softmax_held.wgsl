@@ -4,7 +4,8 @@
 // outputs are computed from the registers. Same formulas and special values as norm_softmax.wgsl
 // (m NaN-propagating; a row with a NaN or infinite max or a NaN sum is NaN).
 
-fn row_out(d: F, c: F) -> F {
+// The output from d = x - m, e = e^d (computed once, for the sum) and the row's value c.
+fn row_out(d: F, e: F, c: F) -> F {
     return {{OUT}};
 }
 

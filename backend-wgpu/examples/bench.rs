@@ -1,9 +1,14 @@
-//! Benchmark of the wgpu backend: matmul (F32 and F16) and elementwise `Binary.Add` (F32).
+//! Benchmark of the wgpu backend: matmul (F32 and F16), elementwise `Binary.Add` and unary ops
+//! (F32), and the row ops Softmax, LogSoftmax, LayerNorm, RmsNorm over the last axis (F32).
 //!
 //! ```sh
 //! cargo run -p backend-wgpu --release --example bench -- \
-//!     [--matmul M,N,K]... [--elementwise N]... [--iters N] [--chain T] [--adapter NAME]
+//!     [--matmul M,N,K]... [--elementwise N]... [--unary OP,N]... [--rows KIND,R,H]... \
+//!     [--iters N] [--chain T] [--adapter NAME]
 //! ```
+//! `OP` is a unary op name (`Gelu`, `Exp`, `Tanh`, ...); `KIND` one of `softmax`, `logsoftmax`,
+//! `layernorm`, `rmsnorm` (LayerNorm and RmsNorm with gamma and beta of `[H]`). Their GB/s count
+//! the tensor read once and written once (2·4·N; gamma and beta are left out, as torch_ref.py's).
 //! With no case given it runs small sanity sizes. Output: `# ...` comment lines (adapter, method,
 //! per-case details), then one line per figure, `name<TAB>value<TAB>unit`, with names that match
 //! `bench/torch_ref.py` (`matmul_4096_f32`, `gemv_1x4096x4096_f16`, `add_2p26_f32`, ...).
@@ -24,7 +29,7 @@
 //! A spot check of a few outputs against f64 on the CPU guards against timing a broken kernel.
 
 use anyhow::{bail, Context, Result};
-use backend_api::op::BinaryOp;
+use backend_api::op::{BinaryOp, UnaryOp};
 use backend_api::{DType, Executable, Graph, GraphBuilder, Tensor, Value};
 use backend_wgpu::{WgpuBackend, WgpuExecutable, WgpuOptions};
 use half::f16;
@@ -33,13 +38,16 @@ use std::time::Instant;
 struct Args {
     matmul: Vec<[usize; 3]>,
     elementwise: Vec<usize>,
+    unary: Vec<(UnaryOp, usize)>,
+    rows: Vec<(String, usize, usize)>,
     iters: usize,
     chain: usize,
     adapter: Option<String>,
 }
 
 fn parse_args() -> Result<Args> {
-    let mut a = Args { matmul: vec![], elementwise: vec![], iters: 20, chain: 16, adapter: None };
+    let mut a =
+        Args { matmul: vec![], elementwise: vec![], unary: vec![], rows: vec![], iters: 20, chain: 16, adapter: None };
     let mut it = std::env::args().skip(1);
     while let Some(flag) = it.next() {
         let mut value = || it.next().with_context(|| format!("{flag} needs a value"));
@@ -50,17 +58,33 @@ fn parse_args() -> Result<Args> {
                 a.matmul.push([m, n, k]);
             }
             "--elementwise" => a.elementwise.push(value()?.parse()?),
+            "--unary" => {
+                let v = value()?;
+                let Some((op, n)) = v.split_once(',') else { bail!("--unary takes OP,N") };
+                let Some(&u) = UnaryOp::ALL.iter().find(|u| u.name().eq_ignore_ascii_case(op)) else {
+                    bail!("--unary: no unary op {op:?}")
+                };
+                a.unary.push((u, n.trim().parse()?));
+            }
+            "--rows" => {
+                let v: Vec<String> = value()?.split(',').map(|s| s.trim().to_string()).collect();
+                let [kind, r, h] = &v[..] else { bail!("--rows takes KIND,R,H") };
+                a.rows.push((kind.to_lowercase(), r.parse()?, h.parse()?));
+            }
             "--iters" => a.iters = value()?.parse()?,
             "--chain" => a.chain = value()?.parse()?,
             "--adapter" => a.adapter = Some(value()?),
             "-h" | "--help" => {
-                println!("bench [--matmul M,N,K]... [--elementwise N]... [--iters N] [--chain T] [--adapter NAME]");
+                println!(
+                    "bench [--matmul M,N,K]... [--elementwise N]... [--unary OP,N]... [--rows KIND,R,H]... \
+                     [--iters N] [--chain T] [--adapter NAME]"
+                );
                 std::process::exit(0);
             }
             other => bail!("unknown argument {other:?} (try --help)"),
         }
     }
-    if a.matmul.is_empty() && a.elementwise.is_empty() {
+    if a.matmul.is_empty() && a.elementwise.is_empty() && a.unary.is_empty() && a.rows.is_empty() {
         a.matmul = vec![[256, 256, 256], [1, 512, 512]];
         a.elementwise = vec![1 << 20];
     }
@@ -272,5 +296,52 @@ fn main() -> Result<()> {
     for &n in &args.elementwise {
         add_case(&be, &args, n).with_context(|| format!("elementwise {n}"))?;
     }
+    for &(op, n) in &args.unary {
+        unary_case(&be, &args, op, n).with_context(|| format!("unary {} {n}", op.name()))?;
+    }
+    for (kind, r, h) in &args.rows {
+        rows_case(&be, &args, kind, *r, *h).with_context(|| format!("rows {kind} {r}x{h}"))?;
+    }
+    Ok(())
+}
+
+/// Prints the device and e2e GB/s of a case that reads and writes `bytes` in total.
+fn print_bandwidth(name: &str, t: &Timing, bytes: f64) {
+    println!(
+        "# {name}: device {:.4} ms (min-based {:.4} ms), e2e median {:.4} ms",
+        t.device * 1e3,
+        t.device_min * 1e3,
+        t.e2e_median * 1e3
+    );
+    println!("{name}\t{:.6}\tGB/s", bytes / t.device / 1e9);
+    println!("{name}_e2e\t{:.6}\tGB/s", bytes / t.e2e_median / 1e9);
+}
+
+fn unary_case(be: &WgpuBackend, args: &Args, op: UnaryOp, n: usize) -> Result<()> {
+    let x: Vec<f64> = random_f64(n, 5).iter().map(|v| v * 4.0).collect();
+    let operands = [(vec![n], tensor(DType::F32, &[n], &x)?)];
+    let t = measure(be, args, DType::F32, &operands, &|g, v| Ok(g.unary(op, v[0])?))?;
+    let name = format!("{}_{}_f32", op.name().to_lowercase(), p2(n));
+    print_bandwidth(&name, &t, (2 * 4 * n) as f64);
+    Ok(())
+}
+
+fn rows_case(be: &WgpuBackend, args: &Args, kind: &str, r: usize, h: usize) -> Result<()> {
+    let n = r.checked_mul(h).context("rows overflow")?;
+    let x = tensor(DType::F32, &[r, h], &random_f64(n, 6))?;
+    let gamma: Vec<f64> = random_f64(h, 7).iter().map(|v| 1.0 + 0.5 * v).collect();
+    let operands = [(vec![r, h], x), (vec![h], tensor(DType::F32, &[h], &gamma)?)];
+    let t = match kind {
+        "softmax" => measure(be, args, DType::F32, &operands[..1], &|g, v| Ok(g.softmax(v[0], -1)?))?,
+        "logsoftmax" => measure(be, args, DType::F32, &operands[..1], &|g, v| Ok(g.log_softmax(v[0], -1)?))?,
+        "layernorm" => {
+            measure(be, args, DType::F32, &operands, &|g, v| Ok(g.layer_norm(v[0], v[1], Some(v[1]), -1, 1e-5)?))?
+        }
+        "rmsnorm" => {
+            measure(be, args, DType::F32, &operands, &|g, v| Ok(g.rms_norm(v[0], v[1], Some(v[1]), -1, 1e-5)?))?
+        }
+        other => bail!("--rows: unknown kind {other:?} (softmax, logsoftmax, layernorm, rmsnorm)"),
+    };
+    print_bandwidth(&format!("{kind}_{r}x{h}_f32"), &t, (2 * 4 * n) as f64);
     Ok(())
 }

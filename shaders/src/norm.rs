@@ -110,6 +110,52 @@ pub(crate) fn float_helpers(d: DType) -> Option<[(&'static str, &'static str); 8
     })
 }
 
+// Per-element statements of the single-pass kernels, repeated for k = 0..K with `#` replaced by k
+// (registers v0, v1, ... rather than an indexed array: naga bounds loops and clamps indices, which
+// keeps drivers from unrolling them into registers, see docs/DECISIONS.md on matmul unrolling).
+const SOFTMAX_LOAD: &str = "let i# = lid + #u * WG;
+    var v# = F(0);
+    if (i# < p.len) {
+        v# = ld_x(base + i# * p.inner);
+        m = fmax(m, v#);
+    }";
+// e# keeps e^(x - m) for Softmax's store (LogSoftmax leaves it unused): one exp per element.
+const SOFTMAX_SUM: &str = "var e# = F(0);
+    if (i# < p.len) {
+        e# = fexp(v# - m);
+        s = s + e#;
+    }";
+const SOFTMAX_STORE: &str = "if (i# < p.len) {
+        st_out(base + i# * p.inner, select(row_out(v# - m, e#, c), fnan(), bad));
+    }";
+const LAYER_LOAD: &str = "let i# = lid + #u * WG;
+    var v# = F(0);
+    if (i# < p.len) {
+        v# = ld_x(base + i#) - x0;
+        s = s + v#;
+    }";
+const LAYER_SUM: &str = "if (i# < p.len) {
+        let d# = v# - m;
+        q = q + d# * d#;
+    }";
+const LAYER_STORE: &str = "if (i# < p.len) {
+        st_out(base + i#, (v# - m) * inv * ld_g(i#) + row_beta(i#));
+    }";
+const RMS_LOAD: &str = "let i# = lid + #u * WG;
+    var v# = F(0);
+    if (i# < p.len) {
+        v# = ld_x(base + i#);
+        s = s + v# * v#;
+    }";
+const RMS_STORE: &str = "if (i# < p.len) {
+        st_out(base + i#, v# * rho * ld_g(i#) + row_beta(i#));
+    }";
+
+/// `snippet` once per k in 0..`k`, `#` replaced by k.
+fn unrolled(snippet: &str, k: u32) -> String {
+    (0..k).map(|j| snippet.replace('#', &j.to_string())).collect::<Vec<_>>().join("\n    ")
+}
+
 /// Invocations of a row kernel's workgroup (`WG` of `common.wgsl`).
 const WG: usize = 256;
 
@@ -179,12 +225,23 @@ fn render_kind(kind: NormKind, d: DType, beta: bool, held: Option<(u32, bool)>) 
             NormKind::RmsNorm => render(NORM_RMS, &[("BETA", beta_expr)]),
         },
         Some((k, _)) => {
-            let k = k.to_string();
+            let per_k = |snippet: &str| unrolled(snippet, k);
             match kind {
-                NormKind::Softmax => render(NORM_SOFTMAX_HELD, &[("K", &k), ("ROW", "s"), ("OUT", "fexp(d) / c")]),
-                NormKind::LogSoftmax => render(NORM_SOFTMAX_HELD, &[("K", &k), ("ROW", "flog(s)"), ("OUT", "d - c")]),
-                NormKind::LayerNorm => render(NORM_LAYER_HELD, &[("K", &k), ("BETA", beta_expr)]),
-                NormKind::RmsNorm => render(NORM_RMS_HELD, &[("K", &k), ("BETA", beta_expr)]),
+                NormKind::Softmax | NormKind::LogSoftmax => {
+                    let (row, out) =
+                        if kind == NormKind::Softmax { ("s", "fexp(d) / c") } else { ("flog(s)", "d - c") };
+                    let (load, sum, store) = (per_k(SOFTMAX_LOAD), per_k(SOFTMAX_SUM), per_k(SOFTMAX_STORE));
+                    let slots = [("OUT", out), ("LOAD", &load), ("SUM", &sum), ("ROW", row), ("STORE", &store)];
+                    render(NORM_SOFTMAX_HELD, &slots)
+                }
+                NormKind::LayerNorm => {
+                    let (load, sum, store) = (per_k(LAYER_LOAD), per_k(LAYER_SUM), per_k(LAYER_STORE));
+                    render(NORM_LAYER_HELD, &[("BETA", beta_expr), ("LOAD", &load), ("SUM", &sum), ("STORE", &store)])
+                }
+                NormKind::RmsNorm => {
+                    let (load, store) = (per_k(RMS_LOAD), per_k(RMS_STORE));
+                    render(NORM_RMS_HELD, &[("BETA", beta_expr), ("LOAD", &load), ("STORE", &store)])
+                }
             }
         }
     };

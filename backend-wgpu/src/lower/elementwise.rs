@@ -228,9 +228,9 @@ mod tests {
         let k = l.kernels();
         assert_eq!(k.len(), 2);
         assert!(k[0].source.contains("array<vec4<f32>>") && k[0].source.contains("ld_x1(0u)"));
-        assert_eq!((k[0].grid, base_of(&k[0])), (Grid::Threads(2), 0));
+        assert_eq!((k[0].grid, base_of(k[0])), (Grid::Threads(2), 0));
         assert!(!k[1].source.contains("vec4<f32>>;"));
-        assert_eq!((k[1].grid, base_of(&k[1])), (Grid::Threads(2), 8));
+        assert_eq!((k[1].grid, base_of(k[1])), (Grid::Threads(2), 8));
         // A multiple of 4 needs no tail; a packed dtype keeps the scalar form.
         let (x, out) = (input(0, DType::I32, &[8]), output(DType::U32, &[8]));
         assert_eq!(lowered(|b| cast(b, DType::U32, &x, &out)).kernels().len(), 1);
@@ -250,7 +250,7 @@ mod tests {
         unary(&mut b, UnaryOp::Gelu, &x, &out).unwrap();
         let l = b.finish();
         assert_eq!(l.kernels().len(), 1);
-        assert_eq!((l.kernels()[0].grid, base_of(&l.kernels()[0])), (Grid::Threads(9), 0));
+        assert_eq!((l.kernels()[0].grid, base_of(l.kernels()[0])), (Grid::Threads(9), 0));
     }
 
     #[test]

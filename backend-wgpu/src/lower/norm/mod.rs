@@ -157,10 +157,15 @@ mod tests {
     #[test]
     fn rows_that_fit_are_single_pass() {
         let max = shaders::norm::MAX_HELD;
-        assert!(softmax_source(&[3, 5], 1).contains("const K: u32 = 1u;"));
-        assert!(softmax_source(&[2, 257], 1).contains("const K: u32 = 2u;"));
-        assert!(softmax_source(&[max, 2], 0).contains("const K: u32 = 32u;"));
-        assert!(!softmax_source(&[2, max + 1], 1).contains("const K"));
+        // K registers per invocation: v0 .. v(K-1)
+        let held = |dims: &[usize], axis: usize, k: usize| {
+            let src = softmax_source(dims, axis);
+            src.contains(&format!("var v{} ", k - 1)) && !src.contains(&format!("var v{k} "))
+        };
+        assert!(held(&[3, 5], 1, 1));
+        assert!(held(&[2, 257], 1, 2));
+        assert!(held(&[max, 2], 0, 32));
+        assert!(!softmax_source(&[2, max + 1], 1).contains("var v0 "));
         assert!(!softmax_source(&[2, 5], 1).contains("subgroupAdd"));
     }
 

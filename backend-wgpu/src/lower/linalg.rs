@@ -259,7 +259,7 @@ const INDEX_HEADROOM: usize = 1024;
 /// run up to a tile or a K step past M, N and the end of the last K split: those must not wrap
 /// 32 bits (see `linalg_common.wgsl`).
 fn check_headroom(g: &Gemm, nsplit: usize, kc: usize) -> Result<()> {
-    let k_end = kc.checked_mul(nsplit).unwrap_or(usize::MAX).max(g.k);
+    let k_end = kc.saturating_mul(nsplit).max(g.k);
     for (v, what) in [(g.m, "rows"), (g.n, "columns"), (k_end, "contracted elements")] {
         fits_u32(v.saturating_add(INDEX_HEADROOM), what)?;
     }
@@ -724,5 +724,15 @@ mod tests {
         small_mem.limits.max_compute_workgroup_storage_size = 16384;
         let v = choose_variant(&small_mem, &gemm_of(DType::F16, 4096, 4096, 4096), 1).unwrap();
         assert_eq!(v, Variant::Coop(CoopTile { frag: 16, subgroup: 32, large: false }));
+    }
+
+    #[test]
+    fn counters_near_32_bits_are_refused() {
+        let near = usize::try_from(u32::MAX).unwrap() - 10;
+        assert!(check_headroom(&gemm_of(DType::F32, 9, 9, 4096), 1, 4096).is_ok());
+        assert!(check_headroom(&gemm_of(DType::F32, 9, 9, near), 1, near).is_err());
+        assert!(check_headroom(&gemm_of(DType::F32, near, 1, 1), 1, 1).is_err());
+        // The last split's range may reach past K.
+        assert!(check_headroom(&gemm_of(DType::F32, 9, 9, 1 << 31), 3, 1 << 31).is_err());
     }
 }

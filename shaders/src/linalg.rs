@@ -212,16 +212,16 @@ impl CoopTile {
         u64::from(halves) * 2 + u64::from(wm * wn * self.frag * self.frag) * 4
     }
 
-    /// Whether the kernel can be rendered: a fragment size naga writes, and enough invocations
-    /// that each stages a whole number of tile elements.
+    /// Whether the kernel can be rendered: a fragment size naga writes, and invocations that
+    /// each stage a whole number of tile element pairs.
     fn renderable(self) -> bool {
         let (tm, tn) = self.block();
         let nt = self.threads();
         matches!(self.frag, 8 | 16)
             && self.subgroup.is_power_of_two()
             && nt > 0
-            && (tm * COOP_BK).is_multiple_of(nt)
-            && (tn * COOP_BK).is_multiple_of(nt)
+            && (tm * COOP_BK / 2).is_multiple_of(nt)
+            && (tn * COOP_BK / 2).is_multiple_of(nt)
     }
 }
 
@@ -561,12 +561,12 @@ impl Unrolled {
 }
 
 /// The per-invocation straight-line code of the cooperative-matrix kernel (see
-/// `linalg_coop.wgsl`). Names: `ca{r}`/`cb{r}` tile coordinates of the r-th staged element,
-/// `ea{r}`/`eb{r}` its element index, `pa{r}`/`pb{r}` its prefetched storage word, `c{i}_{j}` the
-/// accumulator fragment of fragment row i, column j of the subgroup's block.
+/// `linalg_coop.wgsl`). Names: `ca{r}`/`cb{r}` tile coordinates of the first element of the r-th
+/// staged pair, `ia{r}`/`ib{r}` its workgroup index, `pa{r}`/`pb{r}` the pair's prefetched f16
+/// bits, `c{i}_{j}` the accumulator fragment of fragment row i, column j of the subgroup's block.
 struct CoopCode {
     t: CoopTile,
-    /// Elements of the A and B tiles each invocation stages per K step.
+    /// Element pairs of the A and B tiles each invocation stages per K step.
     la: u32,
     lb: u32,
 }
@@ -575,7 +575,7 @@ impl CoopCode {
     fn new(t: CoopTile) -> CoopCode {
         let (tm, tn) = t.block();
         let nt = t.threads().max(1);
-        CoopCode { t, la: tm * COOP_BK / nt, lb: tn * COOP_BK / nt }
+        CoopCode { t, la: tm * COOP_BK / 2 / nt, lb: tn * COOP_BK / 2 / nt }
     }
 
     fn decls(&self) -> String {
@@ -583,11 +583,11 @@ impl CoopCode {
         let mut out = String::new();
         for r in 0..self.la {
             out += &format!("    let ca{r} = a_coord(li + {}u);\n", nt * r);
-            out += &format!("    let ia{r} = ca{r}.x * SA + ca{r}.y;\n    var pa{r} = 0u;\n    var ea{r} = NONE;\n");
+            out += &format!("    let ia{r} = ca{r}.x * SA + ca{r}.y;\n    var pa{r} = 0u;\n");
         }
         for r in 0..self.lb {
             out += &format!("    let cb{r} = b_coord(li + {}u);\n", nt * r);
-            out += &format!("    let ib{r} = cb{r}.x * SB + cb{r}.y;\n    var pb{r} = 0u;\n    var eb{r} = NONE;\n");
+            out += &format!("    let ib{r} = cb{r}.x * SB + cb{r}.y;\n    var pb{r} = 0u;\n");
         }
         let (_, _, fm, fn_) = self.t.grid();
         for i in 0..fm {
@@ -601,10 +601,14 @@ impl CoopCode {
     fn load(&self) -> String {
         let mut out = String::new();
         for r in 0..self.la {
-            out += &format!("        ea{r} = index_a(off.x, row0, k0, kend, ca{r});\n        pa{r} = word_a(ea{r});\n");
+            out += &format!(
+                "        pa{r} = pair_a(index_a(off.x, row0, k0, kend, ca{r}), index_a(off.x, row0, k0, kend, ca{r} + a_next()));\n"
+            );
         }
         for r in 0..self.lb {
-            out += &format!("        eb{r} = index_b(off.y, col0, k0, kend, cb{r});\n        pb{r} = word_b(eb{r});\n");
+            out += &format!(
+                "        pb{r} = pair_b(index_b(off.y, col0, k0, kend, cb{r}), index_b(off.y, col0, k0, kend, cb{r} + b_next()));\n"
+            );
         }
         out
     }
@@ -612,10 +616,10 @@ impl CoopCode {
     fn stage(&self) -> String {
         let mut out = String::new();
         for r in 0..self.la {
-            out += &format!("        sa[ia{r}] = half_of(pa{r}, ea{r});\n");
+            out += &format!("        stage_a(ia{r}, sa_step, pa{r});\n");
         }
         for r in 0..self.lb {
-            out += &format!("        sb[ib{r}] = half_of(pb{r}, eb{r});\n");
+            out += &format!("        stage_b(ib{r}, sb_step, pb{r});\n");
         }
         out
     }

@@ -259,7 +259,7 @@ const INDEX_HEADROOM: usize = 1024;
 /// run up to a tile or a K step past M, N and the end of the last K split: those must not wrap
 /// 32 bits (see `linalg_common.wgsl`).
 fn check_headroom(g: &Gemm, nsplit: usize, kc: usize) -> Result<()> {
-    let k_end = kc.checked_mul(nsplit).unwrap_or(usize::MAX).max(g.k);
+    let k_end = kc.saturating_mul(nsplit).max(g.k);
     for (v, what) in [(g.m, "rows"), (g.n, "columns"), (k_end, "contracted elements")] {
         fits_u32(v.saturating_add(INDEX_HEADROOM), what)?;
     }
@@ -724,5 +724,42 @@ mod tests {
         small_mem.limits.max_compute_workgroup_storage_size = 16384;
         let v = choose_variant(&small_mem, &gemm_of(DType::F16, 4096, 4096, 4096), 1).unwrap();
         assert_eq!(v, Variant::Coop(CoopTile { frag: 16, subgroup: 32, large: false }));
+    }
+
+    #[test]
+    fn counters_near_32_bits_are_refused() {
+        let near = usize::try_from(u32::MAX).unwrap() - 10;
+        assert!(check_headroom(&gemm_of(DType::F32, 9, 9, 4096), 1, 4096).is_ok());
+        assert!(check_headroom(&gemm_of(DType::F32, 9, 9, near), 1, near).is_err());
+        assert!(check_headroom(&gemm_of(DType::F32, near, 1, 1), 1, 1).is_err());
+        // The last split's range may reach past K.
+        assert!(check_headroom(&gemm_of(DType::F32, 9, 9, 1 << 31), 3, 1 << 31).is_err());
+    }
+
+    /// The kernels of an F16 MatMul `[m, k] x [k, n]` lowered on `caps`.
+    fn lower_f16_matmul(caps: &DeviceCaps, m: usize, n: usize, k: usize) -> Vec<Kernel> {
+        let op = |buf, dims| Operand::whole(buf, DType::F16, dims).unwrap();
+        let (x, w) = (op(crate::lower::Buf::In(0), vec![m, k]), op(crate::lower::Buf::In(1), vec![k, n]));
+        let out = op(crate::lower::Buf::Out(0), vec![m, n]);
+        let mut b = Lower::new(caps, 1);
+        matmul(&mut b, &x, &w, &out).unwrap();
+        b.finish().kernels().into_iter().cloned().collect()
+    }
+
+    #[test]
+    fn f16_matmul_lowers_to_trusted_cooperative_kernels() {
+        use CooperativeScalarType::{F16, F32};
+        let caps = coop_caps(vec![coop_config(16, F16, F32)]);
+        let uses_coop = |ks: &[Kernel]| ks.iter().any(|k| k.source.contains("coopMultiplyAdd"));
+        let plain = lower_f16_matmul(&caps, 37, 45, 19);
+        assert!(uses_coop(&plain));
+        let product = plain.iter().find(|k| k.source.contains("coopMultiplyAdd")).unwrap();
+        assert!(shaders::is_trusted(&product.source));
+        // Few tiles and a long K: split-K partial sums, then the trusted reduction.
+        let split = lower_f16_matmul(&caps, 65, 65, 1030);
+        assert!(uses_coop(&split));
+        assert!(split.iter().any(|k| k.source.contains("ld_part")));
+        // Without cooperative matrices (lavapipe): the tiled kernel.
+        assert!(!uses_coop(&lower_f16_matmul(&coop_caps(vec![]), 37, 45, 19)));
     }
 }

@@ -16,13 +16,16 @@ mod lru;
 mod params;
 pub mod pipelines;
 pub mod plan;
+pub mod profile;
 mod resident;
 mod scope;
+mod timer;
 
 pub use device::{
     list_adapters, ApiChoice, DeviceCaps, DeviceContext, FeatureChoice, LimitOverrides, SubgroupSizes, WgpuOptions,
 };
 pub use exec::WgpuExecutable;
+pub use profile::{Profile, TimerKind};
 
 use backend_api::{Backend, Capabilities, CompileOptions, DType, Executable, Graph, Result};
 use std::sync::Arc;

@@ -83,7 +83,7 @@ fn map(b: &mut Lower<'_>, kind: ElemKind, ins: &[&Operand], out: &Operand) -> Re
     let mut bindings: Vec<_> = ins.iter().map(|x| (x.window, BindKind::Read)).collect();
     bindings.push((out.window, BindKind::Write));
     b.zero_if_packed(out)?;
-    b.push(Kernel { source, bindings, params: p.to_bytes(), grid: Grid::Threads(u64::from(p.n)) });
+    b.push(Kernel { source, bindings, params: p.to_bytes(), grid: Grid::Threads(u64::from(p.n)), flops: None });
     Ok(())
 }
 

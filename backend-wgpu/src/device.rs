@@ -49,6 +49,9 @@ pub struct FeatureChoice {
     pub shader_f16: bool,
     /// `TIMESTAMP_QUERY` (+ inside passes where available): the per-kernel profiler.
     pub timestamps: bool,
+    /// `TIMESTAMP_QUERY_INSIDE_PASSES` (with `timestamps`): the profiler writes timestamps
+    /// between the dispatches of one pass; without it, each dispatch gets a pass of its own.
+    pub timestamps_inside_passes: bool,
     /// `EXPERIMENTAL_COOPERATIVE_MATRIX`: tensor-core matrix products (wgpu marks it
     /// experimental; see docs/DECISIONS.md).
     pub cooperative_matrix: bool,
@@ -62,6 +65,7 @@ impl Default for FeatureChoice {
             subgroups: true,
             shader_f16: true,
             timestamps: true,
+            timestamps_inside_passes: true,
             cooperative_matrix: true,
             pipeline_cache: true,
         }
@@ -75,6 +79,7 @@ impl FeatureChoice {
             subgroups: false,
             shader_f16: false,
             timestamps: false,
+            timestamps_inside_passes: false,
             cooperative_matrix: false,
             pipeline_cache: false,
         }
@@ -90,12 +95,8 @@ impl FeatureChoice {
         };
         add(self.subgroups, wgpu::Features::SUBGROUP);
         add(self.shader_f16, wgpu::Features::SHADER_F16);
-        add(
-            self.timestamps,
-            wgpu::Features::TIMESTAMP_QUERY
-                | wgpu::Features::TIMESTAMP_QUERY_INSIDE_ENCODERS
-                | wgpu::Features::TIMESTAMP_QUERY_INSIDE_PASSES,
-        );
+        add(self.timestamps, wgpu::Features::TIMESTAMP_QUERY | wgpu::Features::TIMESTAMP_QUERY_INSIDE_ENCODERS);
+        add(self.timestamps_inside_passes, wgpu::Features::TIMESTAMP_QUERY_INSIDE_PASSES);
         add(self.cooperative_matrix, wgpu::Features::EXPERIMENTAL_COOPERATIVE_MATRIX);
         add(self.pipeline_cache, wgpu::Features::PIPELINE_CACHE);
         f

@@ -37,6 +37,13 @@ pub struct WgpuOptions {
     /// one off makes the device behave like one without it, so the fallbacks can be tested and
     /// compared on any adapter.
     pub features: FeatureChoice,
+    /// A directory for the persistent pipeline cache (off by default): where the device has
+    /// `PIPELINE_CACHE` (Vulkan), compiled pipelines are loaded from `<dir>/<adapter key>` when
+    /// the device opens and written back after each compile that built new ones, so a later
+    /// process skips the driver's shader compilation. Use a directory only the host writes: the
+    /// driver trusts what it reads there. IO errors never fail a compile (see
+    /// [`crate::WgpuBackend::pipeline_cache`]).
+    pub pipeline_cache_dir: Option<std::path::PathBuf>,
 }
 
 /// Optional adapter features the backend uses for speed or measurement, each used only where the
@@ -384,7 +391,12 @@ impl DeviceContext {
             },
             pipeline_cache: features.contains(wgpu::Features::PIPELINE_CACHE),
         };
-        Ok(DeviceContext { device, queue, caps, pipelines: Default::default() })
+        let disk = match (&opts.pipeline_cache_dir, caps.pipeline_cache) {
+            (Some(dir), true) => crate::disk_cache::DiskCache::open(&device, &info, dir),
+            _ => None,
+        };
+        let pipelines = crate::pipelines::PipelineCache::with_disk(disk);
+        Ok(DeviceContext { device, queue, caps, pipelines })
     }
 }
 

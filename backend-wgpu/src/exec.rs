@@ -61,6 +61,8 @@ impl Shared {
                     e.context(format!("compiling the variant for {b}"))
                 }
             })?;
+            // New pipelines go to the persistent cache now, not at exit, which a host may skip.
+            self.ctx.pipelines.persist();
             Ok(Arc::new(program))
         })?;
         Ok(p.clone())

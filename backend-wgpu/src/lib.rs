@@ -8,6 +8,7 @@
 
 pub mod adapters;
 mod compile;
+pub mod disk_cache;
 pub mod device;
 mod exec;
 mod instance;
@@ -44,6 +45,13 @@ impl WgpuBackend {
     /// The device's capabilities.
     pub fn device_caps(&self) -> &DeviceCaps {
         &self.ctx.caps
+    }
+
+    /// The persistent pipeline cache's file and the outcome of its last load and save; `None`
+    /// where none is used ([`WgpuOptions::pipeline_cache_dir`] unset, or the device has no
+    /// `PIPELINE_CACHE`). A failed save shows here and nowhere else: it never fails a compile.
+    pub fn pipeline_cache(&self) -> Option<disk_cache::CacheStatus> {
+        self.ctx.pipelines.disk_status()
     }
 
     /// Compiles to the concrete executable type (for benchmarks that want its extras).

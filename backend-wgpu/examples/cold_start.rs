@@ -57,9 +57,7 @@ fn parse_args() -> Result<Args> {
             "--nodes" => a.nodes = value()?.parse()?,
             "--elements" => a.elements = value()?.parse()?,
             "--pipeline-cache" => a.cache = Some(value()?.into()),
-            other => anyhow::bail!(
-                "unknown flag {other}; use --nodes N, --elements N, --pipeline-cache DIR"
-            ),
+            other => anyhow::bail!("unknown flag {other}; use --nodes N, --elements N, --pipeline-cache DIR"),
         }
     }
     Ok(a)

@@ -113,7 +113,8 @@ mod tests {
         write_atomically(&path, b"first").unwrap();
         write_atomically(&path, b"second, longer").unwrap();
         assert_eq!(std::fs::read(&path).unwrap(), b"second, longer");
-        let names: Vec<_> = std::fs::read_dir(path.parent().unwrap()).unwrap().map(|e| e.unwrap().file_name()).collect();
+        let names: Vec<_> =
+            std::fs::read_dir(path.parent().unwrap()).unwrap().map(|e| e.unwrap().file_name()).collect();
         assert_eq!(names, ["cache_key"], "no temporary file is left");
         // A path under a file cannot be written: an error, nothing panics.
         assert!(write_atomically(&path.join("below_a_file"), b"x").is_err());

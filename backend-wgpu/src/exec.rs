@@ -11,14 +11,14 @@ use crate::lower::LowerFn;
 use crate::lru::Lru;
 use crate::params::ParamStore;
 use crate::plan::bindable;
+use crate::profile::{DispatchTime, HostCosts, KernelInfo, Profile, ProfiledRun};
 use crate::resident::{map_and_wait, read_mapped, WgpuTensor};
+use crate::timer::Timer;
 use backend_api::decompose::{legalise, Legalised};
 use backend_api::{
     bail, check_feeds, check_placement, Bindings, CompileOptions, DType, DeviceTensor, Error, ErrorKind, Executable,
     Feed, Fetched, Graph, Placement, Result, Signature, Tensor, TensorView,
 };
-use crate::profile::{DispatchTime, HostCosts, KernelInfo, Profile, ProfiledRun};
-use crate::timer::Timer;
 use std::borrow::Cow;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -422,7 +422,13 @@ fn record(inst: &Instance, params: &ParamStore, enc: &mut wgpu::CommandEncoder) 
 }
 
 /// Records dispatch `k` (iteration `i` of its body, if repeated).
-pub(crate) fn dispatch(inst: &Instance, params: &ParamStore, pass: &mut wgpu::ComputePass<'_>, k: usize, i: usize) -> Result<()> {
+pub(crate) fn dispatch(
+    inst: &Instance,
+    params: &ParamStore,
+    pass: &mut wgpu::ComputePass<'_>,
+    k: usize,
+    i: usize,
+) -> Result<()> {
     let (Some(d), Some(bg)) = (inst.program.dispatches.get(k), inst.bind_groups.get(k)) else {
         bail!(Device, "the program records dispatch {k}, which it does not have")
     };

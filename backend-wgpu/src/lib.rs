@@ -8,8 +8,8 @@
 
 pub mod adapters;
 mod compile;
-pub mod disk_cache;
 pub mod device;
+pub mod disk_cache;
 mod exec;
 mod instance;
 pub mod lower;

@@ -101,7 +101,12 @@ fn layout_entry(binding: u32, kind: BindKind) -> wgpu::BindGroupLayoutEntry {
     }
 }
 
-fn build(device: &wgpu::Device, source: &str, kinds: &[BindKind], cache: Option<&wgpu::PipelineCache>) -> Result<Pipeline> {
+fn build(
+    device: &wgpu::Device,
+    source: &str,
+    kinds: &[BindKind],
+    cache: Option<&wgpu::PipelineCache>,
+) -> Result<Pipeline> {
     let oom = device.push_error_scope(wgpu::ErrorFilter::OutOfMemory);
     let scope = device.push_error_scope(wgpu::ErrorFilter::Validation);
     let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {

@@ -289,7 +289,10 @@ mod tests {
         assert_eq!((rows[0].node, rows[0].calls, rows[0].gpu_ns, rows[0].bytes), (3, 1, 2000.0, 1000));
         assert_eq!(rows[0].flops, Some(2_000_000));
         // Per-run sums 200, 1000, 300: median 300.
-        assert_eq!((rows[1].node, rows[1].calls, rows[1].gpu_ns, rows[1].bytes, rows[1].flops), (1, 2, 300.0, 800, None));
+        assert_eq!(
+            (rows[1].node, rows[1].calls, rows[1].gpu_ns, rows[1].bytes, rows[1].flops),
+            (1, 2, 300.0, 800, None)
+        );
         assert_eq!(p.host_median().submit_wait, Duration::from_micros(40));
         let text = p.to_string();
         let lines: Vec<&str> = text.lines().collect();

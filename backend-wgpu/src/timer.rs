@@ -71,13 +71,17 @@ impl Timer {
         let mut left = queries;
         while left > 0 {
             let count = left.min(SET_QUERIES);
-            let set = scope::scoped(ctx, || "a timestamp query set".to_string(), || {
-                ctx.device.create_query_set(&wgpu::QuerySetDescriptor {
-                    label: Some("profile"),
-                    ty: wgpu::QueryType::Timestamp,
-                    count,
-                })
-            })?;
+            let set = scope::scoped(
+                ctx,
+                || "a timestamp query set".to_string(),
+                || {
+                    ctx.device.create_query_set(&wgpu::QuerySetDescriptor {
+                        label: Some("profile"),
+                        ty: wgpu::QueryType::Timestamp,
+                        count,
+                    })
+                },
+            )?;
             sets.push((set, count));
             left -= count;
         }
@@ -127,7 +131,8 @@ impl Timer {
     pub fn record(&self, inst: &Instance, params: &ParamStore, enc: &mut wgpu::CommandEncoder) -> Result<()> {
         match self.kind {
             TimerKind::InsidePasses => {
-                let mut pass = enc.begin_compute_pass(&wgpu::ComputePassDescriptor { label: None, timestamp_writes: None });
+                let mut pass =
+                    enc.begin_compute_pass(&wgpu::ComputePassDescriptor { label: None, timestamp_writes: None });
                 if !self.order.is_empty() {
                     let (s, i) = self.query(0)?;
                     pass.write_timestamp(s, i);
@@ -147,8 +152,10 @@ impl Timer {
                         beginning_of_pass_write_index: Some(begin),
                         end_of_pass_write_index: Some(begin + 1),
                     };
-                    let mut pass =
-                        enc.begin_compute_pass(&wgpu::ComputePassDescriptor { label: None, timestamp_writes: Some(writes) });
+                    let mut pass = enc.begin_compute_pass(&wgpu::ComputePassDescriptor {
+                        label: None,
+                        timestamp_writes: Some(writes),
+                    });
                     dispatch(inst, params, &mut pass, k, it)?;
                 }
             }

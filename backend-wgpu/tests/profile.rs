@@ -66,7 +66,8 @@ fn profiles_every_dispatch_where_timestamps_exist() {
 
 #[test]
 fn profiling_without_timestamps_is_unsupported() {
-    let opts = WgpuOptions { features: FeatureChoice { timestamps: false, ..Default::default() }, ..Default::default() };
+    let opts =
+        WgpuOptions { features: FeatureChoice { timestamps: false, ..Default::default() }, ..Default::default() };
     let be = WgpuBackend::new(&opts).expect("a wgpu adapter");
     let mut exe = be.compile_wgpu(&graph(), &CompileOptions::default()).unwrap();
     exe.set_param("w", Tensor::from_slice(&[16, 4], &data(64, 0.05)).unwrap().view()).unwrap();

@@ -50,7 +50,8 @@ fn profile_prints_one_row_per_kernel_then_totals_and_host_costs() {
     let graph = graph_file(&dir);
     let o = wgml(&["profile", &graph, "--random", "--warmup", "1", "--iters", "3"]);
     let out = expect(&o, 0);
-    for part in ["compile ", "3 profiled runs after 1 warm-up runs", "GPU µs", "GB/s", "TFLOP/s", "total: 3 dispatches"] {
+    for part in ["compile ", "3 profiled runs after 1 warm-up runs", "GPU µs", "GB/s", "TFLOP/s", "total: 3 dispatches"]
+    {
         assert!(out.contains(part), "{part:?} missing:\n{out}");
     }
     let row = |op: &str| out.lines().find(|l| l.contains(op)).unwrap_or_else(|| panic!("no {op} row:\n{out}"));
@@ -82,7 +83,8 @@ fn the_pipeline_cache_written_by_one_process_is_loaded_by_the_next() {
         return;
     }
     assert!(l1.contains("loaded 0 bytes") && l1.contains("saved "), "{l1}");
-    let second = expect(&wgml(&["bench", &graph, "-b", "wgpu", "--random", "--iters", "1", "--pipeline-cache", &cache]), 0);
+    let second =
+        expect(&wgml(&["bench", &graph, "-b", "wgpu", "--random", "--iters", "1", "--pipeline-cache", &cache]), 0);
     let l2 = line(&second).unwrap_or_default();
     assert!(!l2.contains("loaded 0 bytes") && l2.contains("loaded "), "{l2}");
     let outs = |s: &str| s.lines().filter(|l| l.starts_with("out")).map(str::to_string).collect::<Vec<_>>();

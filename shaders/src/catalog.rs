@@ -24,7 +24,8 @@ pub fn kernel_file(source: &str) -> Option<&'static str> {
 /// 32 bits of the FNV-1a hash of `source`, as 8 hex digits: the same rendered variant always
 /// gets the same tag, on every machine.
 pub fn variant_tag(source: &str) -> String {
-    let h = source.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| (h ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3));
+    let h =
+        source.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| (h ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3));
     format!("{:08x}", (h >> 32) ^ (h & 0xffff_ffff))
 }
 

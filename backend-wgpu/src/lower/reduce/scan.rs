@@ -96,7 +96,13 @@ fn blocked(
         grid: local_grid,
         flops: None,
     });
-    b.push(Kernel { source: blocks, bindings: vec![(bs, BindKind::Write)], params: params.clone(), grid: row_grid, flops: None });
+    b.push(Kernel {
+        source: blocks,
+        bindings: vec![(bs, BindKind::Write)],
+        params: params.clone(),
+        grid: row_grid,
+        flops: None,
+    });
     b.push(Kernel {
         source: combine,
         bindings: vec![(loc, BindKind::Read), (bs, BindKind::Read), (out.window, BindKind::Write)],

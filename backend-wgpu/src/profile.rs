@@ -204,7 +204,7 @@ impl fmt::Display for Profile {
     /// and the median host costs.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let rows = self.rows();
-        let total: f64 = rows.iter().map(|r| r.gpu_ns).sum();
+        let total = rows.iter().map(|r| r.gpu_ns).fold(0.0, |a, b| a + b);
         let timer = match self.timer {
             TimerKind::InsidePasses => "timestamps between dispatches",
             TimerKind::PassPerDispatch => "timestamps around one pass per dispatch",

@@ -3,13 +3,13 @@
 use clap::{Args, Parser, Subcommand};
 use std::path::PathBuf;
 
-/// Run, compare, trace and benchmark graph files on any registered backend.
+/// Run, compare, trace, benchmark and profile graph files on any registered backend.
 #[derive(Parser, Debug)]
 #[command(
     name = "wgml",
     version,
-    about = "Run, compare, trace and benchmark wgml graph files (JSON) on any registered backend",
-    long_about = "Run, compare, trace and benchmark wgml graph files (JSON, written by \
+    about = "Run, compare, trace, benchmark and profile wgml graph files (JSON) on any registered backend",
+    long_about = "Run, compare, trace, benchmark and profile wgml graph files (JSON, written by \
                   backend_api::json::to_json) on any registered backend (`wgml backends` lists them).\n\n\
                   Tensors travel as NumPy .npy files; params as a directory of <name>.npy files or an .npz \
                   archive (np.savez layout). Errors exit with status 2, a failed comparison with 1.",

@@ -37,7 +37,8 @@ pub(crate) struct DispatchSpec {
     pub bindings: Vec<Loc>,
     /// Workgroup grid.
     pub workgroups: Workgroups,
-    /// Where it comes from and what it moves, for profiles (not read by runs).
+    /// Where it comes from and what it moves, for profiles (not read by runs). Its node is the
+    /// compiled (legalised) graph's; `WgpuExecutable::profile` maps it to the host's.
     pub info: Arc<KernelInfo>,
 }
 

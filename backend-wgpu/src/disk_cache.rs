@@ -60,15 +60,17 @@ impl DiskCache {
         Some(DiskCache { cache, status: Mutex::new(status), saved_pipelines: AtomicU64::new(0) })
     }
 
-    /// Writes the cache's data to its file when more than the `saved` pipelines were built since
-    /// the last save; errors are kept in the status, never returned.
+    /// Writes the cache's data to its file when the device now holds `pipelines`, more than at
+    /// the last save; errors are kept in the status, never returned (a failed save is
+    /// retried once more pipelines are built).
     pub fn save(&self, pipelines: usize) {
         let built = u64::try_from(pipelines).unwrap_or(u64::MAX);
         if self.saved_pipelines.fetch_max(built, Ordering::AcqRel) >= built {
             return;
         }
-        let Some(data) = self.cache.get_data() else { return };
+        // The data is taken under the lock, so that a later save never writes older data.
         let Ok(mut status) = self.status.lock() else { return };
+        let Some(data) = self.cache.get_data() else { return };
         match write_atomically(&status.path, &data) {
             Ok(()) => {
                 status.saved_bytes = u64::try_from(data.len()).unwrap_or(u64::MAX);

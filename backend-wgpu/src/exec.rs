@@ -320,7 +320,7 @@ impl WgpuExecutable {
                 Arc::new(info)
             })
             .collect();
-        let mut runs = Vec::with_capacity(iters);
+        let mut runs = Vec::new();
         let mut recycle = Vec::new();
         for _ in 0..iters {
             let mut host = HostCosts::default();

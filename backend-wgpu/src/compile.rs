@@ -7,6 +7,7 @@ use crate::lower::{Buf, Grid, Kernel, Lower, LowerFn, Lowering, NodeIo, Operand,
 use crate::pipelines::BindKind;
 use crate::pipelines::Pipeline;
 use crate::plan::{assign, bindable, Home, Loc, Request};
+use crate::profile::KernelInfo;
 use crate::scope;
 use backend_api::spec::op_label;
 use backend_api::{bail, CompileOptions, DType, Error, ErrorKind, Graph, Op, Result, Signature, Value};
@@ -36,6 +37,9 @@ pub(crate) struct DispatchSpec {
     pub bindings: Vec<Loc>,
     /// Workgroup grid.
     pub workgroups: Workgroups,
+    /// Where it comes from and what it moves, for profiles (not read by runs). Its node is the
+    /// compiled (legalised) graph's; `WgpuExecutable::profile` maps it to the host's.
+    pub info: Arc<KernelInfo>,
 }
 
 /// The per-iteration params blocks of a repeated body's dispatch in its uniform buffer.
@@ -293,7 +297,8 @@ pub(crate) fn build_program(
             let at_node = |e: Error| with_types(e, graph, i).at_node(i, op_label(&node.op));
             for step in &plan.steps {
                 let what = || format!("the dispatches of node {i} ({})", op_label(&node.op));
-                scope::scoped(ctx, what, || program_step(ctx, step, &locate, &mut dispatches, &mut steps))
+                let origin = (i, op_label(&node.op));
+                scope::scoped(ctx, what, || program_step(ctx, step, &origin, &locate, &mut dispatches, &mut steps))
                     .and_then(|r| r)
                     .map_err(at_node)?;
             }
@@ -441,6 +446,7 @@ fn with_types(e: Error, graph: &Graph, i: usize) -> Error {
 fn program_step(
     ctx: &DeviceContext,
     step: &Step,
+    origin: &(usize, String),
     locate: &impl Fn(&Window) -> Result<Loc>,
     dispatches: &mut Vec<DispatchSpec>,
     steps: &mut Vec<ProgramStep>,
@@ -448,13 +454,13 @@ fn program_step(
     match step {
         Step::Kernel(k) => {
             steps.push(ProgramStep::Dispatch(dispatches.len()));
-            dispatches.push(build_dispatch(ctx, k, Uniform::Once(&k.params), locate)?);
+            dispatches.push(build_dispatch(ctx, k, origin, Uniform::Once(&k.params), locate)?);
         }
         Step::Repeat(r) => {
             let first = dispatches.len();
             for (j, k) in r.body.iter().enumerate() {
                 let blocks = r.params.iter().map(|it| it.get(j).map(|p| &p[..]).unwrap_or(&[])).collect();
-                dispatches.push(build_dispatch(ctx, k, Uniform::PerIteration(blocks), locate)?);
+                dispatches.push(build_dispatch(ctx, k, origin, Uniform::PerIteration(blocks), locate)?);
             }
             steps.push(ProgramStep::Repeat { times: r.params.len(), first, count: r.body.len() });
         }
@@ -521,6 +527,7 @@ fn uniform_bytes(ctx: &DeviceContext, u: &Uniform<'_>) -> Result<(Vec<u8>, Optio
 fn build_dispatch(
     ctx: &DeviceContext,
     k: &Kernel,
+    origin: &(usize, String),
     uniform: Uniform<'_>,
     locate: &impl Fn(&Window) -> Result<Loc>,
 ) -> Result<DispatchSpec> {
@@ -561,7 +568,8 @@ fn build_dispatch(
         }
     }
     let workgroups = workgroups(ctx, k, &locs, locate)?;
-    Ok(DispatchSpec { pipeline: pipe, uniform: ubuf, per_iteration, bindings: locs, workgroups })
+    let info = Arc::new(KernelInfo::of(origin.0, &origin.1, k));
+    Ok(DispatchSpec { pipeline: pipe, uniform: ubuf, per_iteration, bindings: locs, workgroups, info })
 }
 
 /// The dispatch's workgroups: direct counts checked against the device, or the location of

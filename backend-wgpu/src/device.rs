@@ -42,6 +42,13 @@ pub struct WgpuOptions {
     /// blocking wait tens of microseconds later; a small graph's run is mostly that wait. Zero
     /// always blocks (no CPU spent spinning).
     pub spin_wait: std::time::Duration,
+    /// A directory for the persistent pipeline cache (off by default): where the device has
+    /// `PIPELINE_CACHE` (Vulkan), compiled pipelines are loaded from `<dir>/<adapter key>` when
+    /// the device opens and written back after each compile that built new ones, so a later
+    /// process skips the driver's shader compilation. Use a directory only the host writes: the
+    /// driver trusts what it reads there. IO errors never fail a compile (see
+    /// [`crate::WgpuBackend::pipeline_cache`]).
+    pub pipeline_cache_dir: Option<std::path::PathBuf>,
 }
 
 impl Default for WgpuOptions {
@@ -54,6 +61,7 @@ impl Default for WgpuOptions {
             limits: LimitOverrides::default(),
             features: FeatureChoice::default(),
             spin_wait: std::time::Duration::from_micros(200),
+            pipeline_cache_dir: None,
         }
     }
 }
@@ -68,6 +76,9 @@ pub struct FeatureChoice {
     pub shader_f16: bool,
     /// `TIMESTAMP_QUERY` (+ inside passes where available): the per-kernel profiler.
     pub timestamps: bool,
+    /// `TIMESTAMP_QUERY_INSIDE_PASSES` (with `timestamps`): the profiler writes timestamps
+    /// between the dispatches of one pass; without it, each dispatch gets a pass of its own.
+    pub timestamps_inside_passes: bool,
     /// `EXPERIMENTAL_COOPERATIVE_MATRIX`: tensor-core matrix products (wgpu marks it
     /// experimental; see docs/DECISIONS.md).
     pub cooperative_matrix: bool,
@@ -81,6 +92,7 @@ impl Default for FeatureChoice {
             subgroups: true,
             shader_f16: true,
             timestamps: true,
+            timestamps_inside_passes: true,
             cooperative_matrix: true,
             pipeline_cache: true,
         }
@@ -94,6 +106,7 @@ impl FeatureChoice {
             subgroups: false,
             shader_f16: false,
             timestamps: false,
+            timestamps_inside_passes: false,
             cooperative_matrix: false,
             pipeline_cache: false,
         }
@@ -109,12 +122,8 @@ impl FeatureChoice {
         };
         add(self.subgroups, wgpu::Features::SUBGROUP);
         add(self.shader_f16, wgpu::Features::SHADER_F16);
-        add(
-            self.timestamps,
-            wgpu::Features::TIMESTAMP_QUERY
-                | wgpu::Features::TIMESTAMP_QUERY_INSIDE_ENCODERS
-                | wgpu::Features::TIMESTAMP_QUERY_INSIDE_PASSES,
-        );
+        add(self.timestamps, wgpu::Features::TIMESTAMP_QUERY | wgpu::Features::TIMESTAMP_QUERY_INSIDE_ENCODERS);
+        add(self.timestamps_inside_passes, wgpu::Features::TIMESTAMP_QUERY_INSIDE_PASSES);
         add(self.cooperative_matrix, wgpu::Features::EXPERIMENTAL_COOPERATIVE_MATRIX);
         add(self.pipeline_cache, wgpu::Features::PIPELINE_CACHE);
         f
@@ -404,7 +413,12 @@ impl DeviceContext {
             },
             pipeline_cache: features.contains(wgpu::Features::PIPELINE_CACHE),
         };
-        Ok(DeviceContext { device, queue, caps, pipelines: Default::default(), spin_wait: opts.spin_wait })
+        let disk = match (&opts.pipeline_cache_dir, caps.pipeline_cache) {
+            (Some(dir), true) => crate::disk_cache::DiskCache::open(&device, &info, dir),
+            _ => None,
+        };
+        let pipelines = crate::pipelines::PipelineCache::with_disk(disk);
+        Ok(DeviceContext { device, queue, caps, pipelines, spin_wait: opts.spin_wait })
     }
 }
 

@@ -11,7 +11,9 @@ use crate::lower::LowerFn;
 use crate::lru::Lru;
 use crate::params::ParamStore;
 use crate::plan::bindable;
+use crate::profile::{DispatchTime, HostCosts, KernelInfo, Profile, ProfiledRun};
 use crate::resident::{map_and_wait, read_mapped, WgpuTensor};
+use crate::timer::Timer;
 use backend_api::decompose::{legalise, Legalised};
 use backend_api::{
     bail, check_feeds, check_placement, Bindings, CompileOptions, DType, DeviceTensor, Error, ErrorKind, Executable,
@@ -19,6 +21,7 @@ use backend_api::{
 };
 use std::borrow::Cow;
 use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
 /// What every clone of an executable shares.
 struct Shared {
@@ -58,6 +61,8 @@ impl Shared {
                     e.context(format!("compiling the variant for {b}"))
                 }
             })?;
+            // New pipelines go to the persistent cache now, not at exit, which a host may skip.
+            self.ctx.pipelines.persist();
             Ok(Arc::new(program))
         })?;
         Ok(p.clone())
@@ -182,13 +187,13 @@ impl Executable for WgpuExecutable {
     }
 
     fn run_with(&mut self, inputs: &[(&str, Feed<'_>)], placement: &[Placement]) -> Result<Vec<Fetched>> {
-        self.run_recycling(inputs, placement, Vec::new())
+        self.run_recycling(inputs, placement, Vec::new(), None)
     }
 
     fn run_into(&mut self, inputs: &[(&str, TensorView<'_>)], outputs: &mut Vec<Tensor>) -> Result<()> {
         let feeds: Vec<(&str, Feed<'_>)> = inputs.iter().map(|(n, v)| (*n, Feed::Host(*v))).collect();
         let recycle: Vec<Vec<u8>> = outputs.drain(..).map(Tensor::into_bytes).collect();
-        for f in self.run_recycling(&feeds, &[], recycle)? {
+        for f in self.run_recycling(&feeds, &[], recycle, None)? {
             outputs.push(f.into_host()?);
         }
         Ok(())
@@ -200,12 +205,15 @@ impl Executable for WgpuExecutable {
 }
 
 impl WgpuExecutable {
-    /// `run_with`, reading host outputs into the byte vectors of `recycle` (by position) where given.
+    /// `run_with`, reading host outputs into the byte vectors of `recycle` (by position) where
+    /// given. With `timed`, the dispatches are recorded with its timer's timestamps and the host
+    /// phases are timed into its costs; without, neither costs anything.
     fn run_recycling(
         &mut self,
         inputs: &[(&str, Feed<'_>)],
         placement: &[Placement],
         recycle: Vec<Vec<u8>>,
+        mut timed: Option<(&Timer, &mut HostCosts)>,
     ) -> Result<Vec<Fetched>> {
         let shared = self.shared.clone();
         let (feeds, bindings) = check_feeds(&shared.sig, inputs)?;
@@ -213,6 +221,14 @@ impl WgpuExecutable {
         shared.params.check_all_set(&shared.sig)?;
         let ctx = &shared.ctx;
         let inst = self.instance(&bindings)?;
+        let mut clock = timed.as_ref().map(|_| Instant::now());
+        let mut lap = |phase: fn(&mut HostCosts) -> &mut Duration, timed: &mut Option<(&Timer, &mut HostCosts)>| {
+            if let (Some(start), Some((_, costs))) = (clock.as_mut(), timed.as_mut()) {
+                let now = Instant::now();
+                *phase(costs) += now - *start;
+                *start = now;
+            }
+        };
         let oom = ctx.device.push_error_scope(wgpu::ErrorFilter::OutOfMemory);
         let scope = ctx.device.push_error_scope(wgpu::ErrorFilter::Validation);
         let mut enc = ctx.device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("run") });
@@ -250,9 +266,15 @@ impl WgpuExecutable {
                 }
             }
         }
-        record(inst, &shared.params, &mut enc)?;
+        lap(|h| &mut h.upload, &mut timed);
+        match &timed {
+            Some((timer, _)) => timer.record(inst, &shared.params, &mut enc)?,
+            None => record(inst, &shared.params, &mut enc)?,
+        }
         let device_outs = copy_outputs(ctx, inst, &shared.params, &mut enc, placement)?;
-        ctx.queue.submit([enc.finish()]);
+        let commands = enc.finish();
+        lap(|h| &mut h.record, &mut timed);
+        ctx.queue.submit([commands]);
         let invalid = pollster::block_on(scope.pop());
         if let Some(e) = pollster::block_on(oom.pop()) {
             bail!(DeviceLimit, "the GPU ran out of memory in the run: {e}");
@@ -260,7 +282,59 @@ impl WgpuExecutable {
         if let Some(e) = invalid {
             bail!(Device, "the GPU rejected the run: {e}");
         }
-        gather_outputs(ctx, inst, placement, device_outs, recycle)
+        if timed.is_some() {
+            // Wait here so that the readback phase is the mapping and copying alone.
+            ctx.device
+                .poll(wgpu::PollType::wait_indefinitely())
+                .map_err(|e| Error::new(ErrorKind::Device, format!("waiting for the GPU: {e}")))?;
+        }
+        lap(|h| &mut h.submit_wait, &mut timed);
+        let out = gather_outputs(ctx, inst, placement, device_outs, recycle);
+        lap(|h| &mut h.readback, &mut timed);
+        out
+    }
+
+    /// Profiles `iters` runs with host inputs `inputs` (outputs read back and dropped): the GPU
+    /// time of every dispatch with its provenance, and each run's host-side costs. Profiled runs
+    /// record the same dispatches in the same order as [`Executable::run`] and give the same
+    /// results; only they pay for timestamps (a normal run records none).
+    ///
+    /// With `TIMESTAMP_QUERY_INSIDE_PASSES` a timestamp is written between dispatches of the one
+    /// compute pass; with `TIMESTAMP_QUERY` alone each dispatch runs in a pass of its own, timed
+    /// at the pass's start and end ([`crate::TimerKind`]). Errs (`Unsupported`) where the device has no
+    /// timestamp queries or [`crate::FeatureChoice::timestamps`] is off. Warm up with plain runs
+    /// first: the first run of a variant also allocates its memory.
+    pub fn profile(&mut self, inputs: &[(&str, TensorView<'_>)], iters: usize) -> Result<Profile> {
+        let feeds: Vec<(&str, Feed<'_>)> = inputs.iter().map(|(n, v)| (*n, Feed::Host(*v))).collect();
+        let shared = self.shared.clone();
+        let (_, bindings) = check_feeds(&shared.sig, &feeds)?;
+        let program = self.instance(&bindings)?.program.clone();
+        let timer = Timer::new(&shared.ctx, &program)?;
+        // Provenance with the host's node ids (legalisation may have renumbered nodes).
+        let infos: Vec<Arc<KernelInfo>> = program
+            .dispatches
+            .iter()
+            .map(|d| {
+                let mut info = (*d.info).clone();
+                info.node = shared.legal.origin.get(info.node).map_or(info.node, |n| n.0);
+                Arc::new(info)
+            })
+            .collect();
+        let mut runs = Vec::new();
+        let mut recycle = Vec::new();
+        for _ in 0..iters {
+            let mut host = HostCosts::default();
+            let outs = self.run_recycling(&feeds, &[], std::mem::take(&mut recycle), Some((&timer, &mut host)))?;
+            recycle = outs.into_iter().filter_map(|f| f.into_host().ok()).map(Tensor::into_bytes).collect();
+            let times = timer.read(&shared.ctx)?;
+            let mut dispatches = Vec::with_capacity(times.len());
+            for (k, gpu_ns) in timer.dispatches().zip(times) {
+                let Some(info) = infos.get(k) else { bail!(Device, "timed dispatch {k} is not in the program") };
+                dispatches.push(DispatchTime { info: info.clone(), gpu_ns });
+            }
+            runs.push(ProfiledRun { dispatches, host });
+        }
+        Ok(Profile { device: shared.ctx.caps.description.clone(), timer: timer.kind(), runs })
     }
 }
 
@@ -348,7 +422,13 @@ fn record(inst: &Instance, params: &ParamStore, enc: &mut wgpu::CommandEncoder) 
 }
 
 /// Records dispatch `k` (iteration `i` of its body, if repeated).
-fn dispatch(inst: &Instance, params: &ParamStore, pass: &mut wgpu::ComputePass<'_>, k: usize, i: usize) -> Result<()> {
+pub(crate) fn dispatch(
+    inst: &Instance,
+    params: &ParamStore,
+    pass: &mut wgpu::ComputePass<'_>,
+    k: usize,
+    i: usize,
+) -> Result<()> {
     let (Some(d), Some(bg)) = (inst.program.dispatches.get(k), inst.bind_groups.get(k)) else {
         bail!(Device, "the program records dispatch {k}, which it does not have")
     };

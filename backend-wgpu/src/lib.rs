@@ -9,6 +9,7 @@
 pub mod adapters;
 mod compile;
 pub mod device;
+pub mod disk_cache;
 mod exec;
 mod instance;
 pub mod lower;
@@ -16,13 +17,16 @@ mod lru;
 mod params;
 pub mod pipelines;
 pub mod plan;
+pub mod profile;
 mod resident;
 mod scope;
+mod timer;
 
 pub use device::{
     list_adapters, ApiChoice, DeviceCaps, DeviceContext, FeatureChoice, LimitOverrides, SubgroupSizes, WgpuOptions,
 };
 pub use exec::WgpuExecutable;
+pub use profile::{Profile, TimerKind};
 
 use backend_api::{Backend, Capabilities, CompileOptions, DType, Executable, Graph, Result};
 use std::sync::Arc;
@@ -41,6 +45,13 @@ impl WgpuBackend {
     /// The device's capabilities.
     pub fn device_caps(&self) -> &DeviceCaps {
         &self.ctx.caps
+    }
+
+    /// The persistent pipeline cache's file and the outcome of its last load and save; `None`
+    /// where none is used ([`WgpuOptions::pipeline_cache_dir`] unset, or the device has no
+    /// `PIPELINE_CACHE`). A failed save shows here and nowhere else: it never fails a compile.
+    pub fn pipeline_cache(&self) -> Option<disk_cache::CacheStatus> {
+        self.ctx.pipelines.disk_status()
     }
 
     /// Compiles to the concrete executable type (for benchmarks that want its extras).

@@ -1,5 +1,6 @@
 //! Compute pipelines with explicit bind-group layouts, cached per device by (source, layout).
 
+use crate::disk_cache::{CacheStatus, DiskCache};
 use backend_api::{Error, ErrorKind, Result};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -32,9 +33,29 @@ type Key = (String, Vec<BindKind>);
 #[derive(Default)]
 pub struct PipelineCache {
     map: Mutex<HashMap<Key, Arc<Pipeline>>>,
+    /// The persistent driver cache every pipeline is created with, where one is configured.
+    disk: Option<DiskCache>,
 }
 
 impl PipelineCache {
+    /// An empty cache whose pipelines are created with `disk`'s driver cache.
+    pub(crate) fn with_disk(disk: Option<DiskCache>) -> PipelineCache {
+        PipelineCache { map: Mutex::default(), disk }
+    }
+
+    /// Writes the persistent cache back to its file when pipelines were built since the last
+    /// write (errors are kept for [`PipelineCache::disk_status`], never returned).
+    pub fn persist(&self) {
+        if let Some(d) = &self.disk {
+            d.save(self.len());
+        }
+    }
+
+    /// The persistent cache's file and the outcome of its last load and save; `None` without one.
+    pub fn disk_status(&self) -> Option<CacheStatus> {
+        self.disk.as_ref().map(DiskCache::status)
+    }
+
     /// Number of distinct pipelines built.
     pub fn len(&self) -> usize {
         self.map.lock().map(|m| m.len()).unwrap_or(0)
@@ -51,7 +72,7 @@ impl PipelineCache {
         if let Some(p) = self.map.lock().ok().and_then(|m| m.get(&key).cloned()) {
             return Ok(p);
         }
-        let p = Arc::new(build(device, source, kinds)?);
+        let p = Arc::new(build(device, source, kinds, self.disk.as_ref().map(|d| &d.cache))?);
         if let Ok(mut m) = self.map.lock() {
             m.insert(key, p.clone());
         }
@@ -95,7 +116,12 @@ fn shader_module(device: &wgpu::Device, source: &str) -> wgpu::ShaderModule {
     }
 }
 
-fn build(device: &wgpu::Device, source: &str, kinds: &[BindKind]) -> Result<Pipeline> {
+fn build(
+    device: &wgpu::Device,
+    source: &str,
+    kinds: &[BindKind],
+    cache: Option<&wgpu::PipelineCache>,
+) -> Result<Pipeline> {
     let oom = device.push_error_scope(wgpu::ErrorFilter::OutOfMemory);
     let scope = device.push_error_scope(wgpu::ErrorFilter::Validation);
     let module = shader_module(device, source);
@@ -112,7 +138,7 @@ fn build(device: &wgpu::Device, source: &str, kinds: &[BindKind]) -> Result<Pipe
         module: &module,
         entry_point: Some("main"),
         compilation_options: Default::default(),
-        cache: None,
+        cache,
     });
     let invalid = pollster::block_on(scope.pop());
     if let Some(e) = pollster::block_on(oom.pop()) {

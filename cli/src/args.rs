@@ -3,13 +3,13 @@
 use clap::{Args, Parser, Subcommand};
 use std::path::PathBuf;
 
-/// Run, compare, trace and benchmark graph files on any registered backend.
+/// Run, compare, trace, benchmark and profile graph files on any registered backend.
 #[derive(Parser, Debug)]
 #[command(
     name = "wgml",
     version,
-    about = "Run, compare, trace and benchmark wgml graph files (JSON) on any registered backend",
-    long_about = "Run, compare, trace and benchmark wgml graph files (JSON, written by \
+    about = "Run, compare, trace, benchmark and profile wgml graph files (JSON) on any registered backend",
+    long_about = "Run, compare, trace, benchmark and profile wgml graph files (JSON, written by \
                   backend_api::json::to_json) on any registered backend (`wgml backends` lists them).\n\n\
                   Tensors travel as NumPy .npy files; params as a directory of <name>.npy files or an .npz \
                   archive (np.savez layout). Errors exit with status 2, a failed comparison with 1.",
@@ -17,7 +17,8 @@ use std::path::PathBuf;
                   wgml run model.json --backend wgpu --input x=x.npy --params weights.npz --out out/\n  \
                   wgml compare model.json --backend wgpu --against cpu-ref --random --dim batch=4\n  \
                   wgml run model.json --backend cpu-ref --random --trace\n  \
-                  wgml bench model.json --backend wgpu --random --iters 100"
+                  wgml bench model.json --backend wgpu --random --iters 100\n  \
+                  wgml profile model.json --random --iters 20"
 )]
 pub struct Cli {
     /// What to do.
@@ -40,6 +41,9 @@ pub enum Command {
     Report(ReportArgs),
     /// Time repeated runs of a graph (each includes input upload and output readback).
     Bench(BenchArgs),
+    /// Profile a graph on the wgpu backend: the GPU time of every kernel (GPU timestamps), with
+    /// its node, op, bytes moved and TFLOP/s, and the host-side costs of a run.
+    Profile(ProfileArgs),
 }
 
 /// Where a graph's inputs and params come from (shared by run, compare and bench).
@@ -87,6 +91,8 @@ pub struct RunArgs {
     /// name the first node that produced a NaN or inf (runs the graph a second time).
     #[arg(long)]
     pub trace: bool,
+    #[command(flatten)]
+    pub cache: CacheArgs,
 }
 
 /// `wgml compare`.
@@ -158,6 +164,39 @@ pub struct BenchArgs {
     /// Show a progress bar even when stderr is not a terminal.
     #[arg(long)]
     pub progress: bool,
+    #[command(flatten)]
+    pub cache: CacheArgs,
+}
+
+/// The wgpu backend's persistent pipeline cache (run, bench, profile).
+#[derive(Args, Debug, Clone, Default)]
+pub struct CacheArgs {
+    /// Load compiled pipelines from this directory and save new ones there (wgpu backend only,
+    /// where the adapter supports a pipeline cache; created if missing). A later process with
+    /// the same adapter and driver then skips the driver's shader compilation.
+    #[arg(long = "pipeline-cache", value_name = "DIR")]
+    pub dir: Option<PathBuf>,
+}
+
+/// `wgml profile`.
+#[derive(Args, Debug)]
+pub struct ProfileArgs {
+    /// The graph file (JSON).
+    #[arg(value_name = "GRAPH.json")]
+    pub graph: PathBuf,
+    /// Backend name: only wgpu has a profiler.
+    #[arg(long, short, default_value = "wgpu")]
+    pub backend: String,
+    #[command(flatten)]
+    pub data: DataArgs,
+    /// Unprofiled runs before profiling.
+    #[arg(long, value_name = "N", default_value_t = 3)]
+    pub warmup: usize,
+    /// Profiled runs; each kernel's GPU time is its median over them.
+    #[arg(long, value_name = "N", default_value_t = 10, value_parser = clap::value_parser!(u64).range(1..))]
+    pub iters: u64,
+    #[command(flatten)]
+    pub cache: CacheArgs,
 }
 
 /// Parses `NAME=PATH`.

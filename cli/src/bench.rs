@@ -4,7 +4,7 @@ use crate::args::BenchArgs;
 use crate::feeds::gather;
 use crate::io::load_graph;
 use crate::progress::Progress;
-use crate::session::{compile, ms, open_backend};
+use crate::session::{compile, ms, open_with_cache};
 use anyhow::Result;
 use backend_api::TensorView;
 use std::process::ExitCode;
@@ -38,8 +38,9 @@ pub fn summarize(times_ms: &[f64]) -> Summary {
 /// Runs the subcommand.
 pub fn bench(a: &BenchArgs) -> Result<ExitCode> {
     let graph = load_graph(&a.graph)?;
-    let backend = open_backend(&a.backend)?;
-    let (mut exe, compile_time) = compile(backend.as_ref(), &graph)?;
+    let opened = open_with_cache(&a.backend, a.cache.dir.as_deref())?;
+    let backend = opened.backend();
+    let (mut exe, compile_time) = compile(backend, &graph)?;
     let feeds = gather(exe.signature(), &a.data)?;
     let start = Instant::now();
     feeds.set_params(exe.as_mut())?;
@@ -47,6 +48,9 @@ pub fn bench(a: &BenchArgs) -> Result<ExitCode> {
     let inputs = feeds.input_views();
     println!("backend {}: {}", backend.name(), backend.capabilities().device);
     println!("compile {}, set_param (upload) {}", ms(compile_time), ms(upload_time));
+    if let Some(line) = opened.cache_report() {
+        println!("{line}");
+    }
 
     // `run_into` reuses the previous run's output tensors, as a host running in a loop would:
     // reading back into fresh memory costs page faults that are not the backend's (docs/PERF.md).

@@ -1,4 +1,4 @@
-//! `wgml`: run, compare, trace and benchmark graph files on any registered backend.
+//! `wgml`: run, compare, trace, benchmark and profile graph files on any registered backend.
 //!
 //! Exit status: 0 success, 1 a comparison found a mismatch, 2 any error (bad arguments, a file
 //! that cannot be read, a backend error). See docs/CLI.md.
@@ -9,6 +9,7 @@ mod bench;
 mod compare;
 mod feeds;
 mod io;
+mod profile;
 mod progress;
 mod random;
 mod report;
@@ -32,6 +33,7 @@ fn main() -> ExitCode {
         Command::Backends => backends::backends(),
         Command::Report(a) => report::report(a),
         Command::Bench(a) => bench::bench(a),
+        Command::Profile(a) => profile::profile(a),
     };
     match result {
         Ok(code) => code,

@@ -3,7 +3,7 @@
 use crate::args::RunArgs;
 use crate::feeds::gather;
 use crate::io::{load_graph, write_outputs};
-use crate::session::{compile, ms, open_backend};
+use crate::session::{compile, ms, open_with_cache};
 use anyhow::{Context, Result};
 use backend_api::{DType, Element, Tensor};
 use std::process::ExitCode;
@@ -15,8 +15,9 @@ const PREVIEW: usize = 8;
 /// Runs the subcommand.
 pub fn run(a: &RunArgs) -> Result<ExitCode> {
     let graph = load_graph(&a.graph)?;
-    let backend = open_backend(&a.backend)?;
-    let (mut exe, compile_time) = compile(backend.as_ref(), &graph)?;
+    let opened = open_with_cache(&a.backend, a.cache.dir.as_deref())?;
+    let backend = opened.backend();
+    let (mut exe, compile_time) = compile(backend, &graph)?;
     let feeds = gather(exe.signature(), &a.data)?;
     let start = Instant::now();
     feeds.set_params(exe.as_mut())?;
@@ -35,6 +36,9 @@ pub fn run(a: &RunArgs) -> Result<ExitCode> {
         ms(upload_time),
         ms(run_time)
     );
+    if let Some(line) = opened.cache_report() {
+        println!("{line}");
+    }
     if graph.has_symbols() {
         println!("(symbolic dims: backends that compile per binding, like wgpu, compile this binding's variant inside that first run)");
     }
@@ -43,7 +47,7 @@ pub fn run(a: &RunArgs) -> Result<ExitCode> {
         println!("wrote {} output(s) to {}", outputs.len(), dir.display());
     }
     if a.trace {
-        let report = backend_api::trace::trace(backend.as_ref(), &graph, &feeds.param_views(), &feeds.input_views())
+        let report = backend_api::trace::trace(backend, &graph, &feeds.param_views(), &feeds.input_views())
             .context("trace failed")?;
         println!("\ntrace (every value, in execution order):\n{report}");
     }

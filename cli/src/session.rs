@@ -1,12 +1,71 @@
 //! What run, compare and bench share: opening a backend by name and compiling with timing.
 
-use anyhow::{Context, Result};
+use anyhow::{bail, Context, Result};
 use backend_api::{Backend, CompileOptions, Executable, Graph};
+use backend_wgpu::{WgpuBackend, WgpuOptions};
+use std::path::Path;
 use std::time::{Duration, Instant};
 
 /// Creates the backend registered as `name`; an unknown name lists the registered ones.
 pub fn open_backend(name: &str) -> Result<Box<dyn Backend>> {
     backend_api::create(name).with_context(|| format!("cannot create backend {name:?}"))
+}
+
+/// A backend opened by name; the wgpu backend is kept as its own type when it was opened with
+/// options (`--pipeline-cache`), so that its extras can be shown.
+pub enum Opened {
+    /// Any registered backend, created with its defaults.
+    Registered(Box<dyn Backend>),
+    /// The wgpu backend with options.
+    Wgpu(WgpuBackend),
+}
+
+impl Opened {
+    /// The backend.
+    pub fn backend(&self) -> &dyn Backend {
+        match self {
+            Opened::Registered(b) => b.as_ref(),
+            Opened::Wgpu(b) => b,
+        }
+    }
+
+    /// A line on the pipeline cache (its file, the bytes loaded and saved, a save error), where
+    /// one is used.
+    pub fn cache_report(&self) -> Option<String> {
+        match self {
+            Opened::Registered(_) => None,
+            Opened::Wgpu(b) => Some(cache_line(b)),
+        }
+    }
+}
+
+/// What `--pipeline-cache` did on `b`.
+pub fn cache_line(b: &WgpuBackend) -> String {
+    match b.pipeline_cache() {
+        None => "pipeline cache: not used (this adapter has no pipeline cache)".to_string(),
+        Some(s) => {
+            let saved = match &s.last_error {
+                Some(e) => format!("not saved: {e}"),
+                None => format!("saved {} bytes", s.saved_bytes),
+            };
+            format!("pipeline cache: {} (loaded {} bytes, {saved})", s.path.display(), s.loaded_bytes)
+        }
+    }
+}
+
+/// The wgpu backend with the pipeline cache in `cache_dir`, if given.
+pub fn open_wgpu(cache_dir: Option<&Path>) -> Result<WgpuBackend> {
+    let opts = WgpuOptions { pipeline_cache_dir: cache_dir.map(Path::to_path_buf), ..WgpuOptions::default() };
+    WgpuBackend::new(&opts).context("cannot create backend \"wgpu\"")
+}
+
+/// Opens backend `name`; with `cache_dir` (only for wgpu), with that pipeline cache.
+pub fn open_with_cache(name: &str, cache_dir: Option<&Path>) -> Result<Opened> {
+    match cache_dir {
+        None => Ok(Opened::Registered(open_backend(name)?)),
+        Some(_) if name != "wgpu" => bail!("--pipeline-cache works with the wgpu backend only, not {name:?}"),
+        Some(dir) => Ok(Opened::Wgpu(open_wgpu(Some(dir))?)),
+    }
 }
 
 /// Compiles `graph` on `backend`, returning the executable and the compile time.

@@ -457,7 +457,7 @@ fn errors_exit_2_with_a_helpful_message() {
 fn help_is_available_for_every_subcommand() {
     let o = wgml(&["--help"]);
     expect_code(&o, 0);
-    for sub in ["run", "compare", "backends", "report", "bench"] {
+    for sub in ["run", "compare", "backends", "report", "bench", "profile"] {
         assert!(stdout(&o).contains(sub), "{sub} missing from --help");
         let h = wgml(&[sub, "--help"]);
         expect_code(&h, 0);

@@ -168,6 +168,7 @@ pub fn module(parts: &[&str]) -> String {
 }
 
 pub mod backward;
+pub mod catalog;
 pub mod control;
 pub mod elementwise;
 pub mod indexing;
@@ -177,6 +178,8 @@ pub mod norm;
 pub mod params;
 pub mod random;
 pub mod reduce;
+
+pub use catalog::{kernel_file, kernel_name};
 
 /// The zero-fill kernel module.
 pub fn zero_module() -> String {

@@ -144,6 +144,18 @@ pub struct Kernel {
     pub params: Vec<u8>,
     /// Invocation grid.
     pub grid: Grid,
+    /// Arithmetic operations the dispatch performs, where the lowering knows them (a GEMM's
+    /// 2·M·N·K, see [`product_flops`]); the profiler reports TFLOP/s for these. Never read by
+    /// the kernel or the runtime.
+    pub flops: Option<u64>,
+}
+
+/// The floating-point operations of one of `dispatches` equal dispatches of a batched matrix
+/// product: 2·M·N·K per product (a multiply and an add), `batch` products, shared evenly.
+/// `None` where the count overflows 64 bits or there are no dispatches.
+pub fn product_flops(batch: usize, m: usize, n: usize, k: usize, dispatches: usize) -> Option<u64> {
+    let total = [batch, m, n, k].iter().try_fold(2u64, |acc, &d| acc.checked_mul(u64::try_from(d).ok()?))?;
+    total.checked_div(u64::try_from(dispatches).ok()?)
 }
 
 /// A body of kernels recorded once per iteration ([`Lower::repeat`]). Every iteration binds the
@@ -414,6 +426,7 @@ pub fn zero_kernel(w: Window, words: u64) -> Result<Kernel> {
         bindings: vec![(w, BindKind::Write)],
         params,
         grid: Grid::Threads(words),
+        flops: None,
     })
 }
 

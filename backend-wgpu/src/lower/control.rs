@@ -57,6 +57,7 @@ fn gate_chunk(b: &mut Lower<'_>, source: &str, cond: &Operand, negate: bool, bod
         bindings: vec![(cond.window, BindKind::Read), (args, BindKind::Write)],
         params: p.to_bytes(),
         grid: Grid::Workgroups([1, 1, 1]),
+        flops: None,
     });
     for (j, k) in body.iter().enumerate() {
         let Some(offset) = at(j) else { bail!(DeviceLimit, "{j} gated dispatches") };
@@ -94,6 +95,7 @@ pub fn copy_at(b: &mut Lower<'_>, src: &Operand, from: usize, dst: &Operand, to:
         bindings: vec![(src.window, BindKind::Read), (dst.window, BindKind::Write)],
         params: p.to_bytes(),
         grid: Grid::Threads(u64::from(n)),
+        flops: None,
     });
     Ok(())
 }

@@ -84,7 +84,7 @@ fn map(b: &mut Lower<'_>, kind: ElemKind, ins: &[&Operand], out: &Operand) -> Re
     if dims.len() > 1 {
         let source = shader(kind, &in_dtypes, out.dtype, Indexing::Strided)?;
         b.zero_if_packed(out)?;
-        b.push(Kernel { source, bindings, params: p.to_bytes(), grid: Grid::Threads(u64::from(p.n)) });
+        b.push(Kernel { source, bindings, params: p.to_bytes(), grid: Grid::Threads(u64::from(p.n)), flops: None });
         return Ok(());
     }
     let scalar: Vec<bool> = strides.iter().map(|s| s.first().is_none_or(|&st| st == 0)).collect();
@@ -94,13 +94,20 @@ fn map(b: &mut Lower<'_>, kind: ElemKind, ins: &[&Operand], out: &Operand) -> Re
             bindings: bindings.clone(),
             params: p.to_bytes(),
             grid: Grid::Threads(u64::from(p.n / 4)),
+            flops: None,
         });
         p.base = p.n - p.n % 4;
     }
     if p.base < p.n {
         let source = shader(kind, &in_dtypes, out.dtype, Indexing::Flat)?;
         b.zero_if_packed(out)?;
-        b.push(Kernel { source, bindings, params: p.to_bytes(), grid: Grid::Threads(u64::from(p.n - p.base)) });
+        b.push(Kernel {
+            source,
+            bindings,
+            params: p.to_bytes(),
+            grid: Grid::Threads(u64::from(p.n - p.base)),
+            flops: None,
+        });
     }
     Ok(())
 }

@@ -113,7 +113,7 @@ fn shader(r: std::result::Result<String, String>) -> Result<String> {
 
 /// Appends a kernel of one invocation per element (`p.n`).
 fn push(b: &mut Lower<'_>, source: String, bindings: Vec<(Window, BindKind)>, p: IndexingParams) {
-    b.push(Kernel { source, bindings, params: p.to_bytes(), grid: Grid::Threads(u64::from(p.n)) });
+    b.push(Kernel { source, bindings, params: p.to_bytes(), grid: Grid::Threads(u64::from(p.n)), flops: None });
 }
 
 /// Checks the index dtype and the sizes every kernel indexes with u32.
@@ -184,6 +184,7 @@ impl Plan<'_> {
             bindings: vec![(src.0, BindKind::Read), (dst.0, BindKind::Write)],
             params: p.to_bytes(),
             grid: Grid::Threads(u64::from(p.n)),
+            flops: None,
         });
         Ok(())
     }

@@ -220,6 +220,7 @@ fn push_product(
                     bindings: bindings.to_vec(),
                     params: params.to_bytes(),
                     grid: Grid::Workgroups([wg(grid[0], n0)?, wg(grid[1], m0)?, wg(grid[2], z0)?]),
+                    flops: super::builder::product_flops(split.nbatch, g.m, g.n, g.k, count),
                 });
             }
         }
@@ -243,7 +244,7 @@ fn splitk_kernel(g: &Gemm, split: &Split, epi: Epilogue, part: Window, out: &Ope
     }
     bindings.push((out.window, BindKind::Write));
     let params = gemm_params(g, split, Variant::Tiled(Tile::Small), [0, 0, 0])?;
-    Ok(Kernel { source, bindings, params: params.to_bytes(), grid: threads(out.numel())? })
+    Ok(Kernel { source, bindings, params: params.to_bytes(), grid: threads(out.numel())?, flops: None })
 }
 
 fn render(src: Option<std::result::Result<String, String>>, d: DType, epi: Epilogue) -> Result<String> {
@@ -538,6 +539,7 @@ fn permute(b: &mut Lower<'_>, x: &Operand, perm: &[usize], out: &Operand) -> Res
         bindings: vec![(x.window, BindKind::Read), (out.window, BindKind::Write)],
         params: p.to_bytes(),
         grid: threads(n)?,
+        flops: None,
     });
     Ok(())
 }

@@ -200,7 +200,7 @@ fn run(b: &mut Lower<'_>, srcs: &[&Operand], copies: Vec<Strided>, rule: PadRule
         };
         bindings.push((out.window, BindKind::Write));
         let p = params(c, rule)?;
-        b.push(Kernel { source, bindings, params: p.to_bytes(), grid: Grid::Threads(u64::from(p.n)) });
+        b.push(Kernel { source, bindings, params: p.to_bytes(), grid: Grid::Threads(u64::from(p.n)), flops: None });
     }
     Ok(())
 }

@@ -69,7 +69,7 @@ pub fn sample(b: &mut Lower<'_>, a: &SampleAttrs, logits: &Operand, key: &Operan
     };
     let bindings = vec![(logits.window, BindKind::Read), (key.window, BindKind::Read), (out.window, BindKind::Write)];
     let grid = b.workgroups(rows)?;
-    b.push(Kernel { source, bindings, params: p.to_bytes(), grid });
+    b.push(Kernel { source, bindings, params: p.to_bytes(), grid, flops: None });
     Ok(())
 }
 
@@ -116,7 +116,7 @@ fn elem(b: &mut Lower<'_>, kind: RngKind, seed: u64, ab: (f64, f64), key: &Opera
     };
     b.zero_if_packed(out)?;
     let bindings = vec![(key.window, BindKind::Read), (out.window, BindKind::Write)];
-    b.push(Kernel { source, bindings, params: p.to_bytes(), grid: Grid::Threads(u64::from(p.nblocks)) });
+    b.push(Kernel { source, bindings, params: p.to_bytes(), grid: Grid::Threads(u64::from(p.nblocks)), flops: None });
     Ok(())
 }
 

@@ -84,6 +84,6 @@ pub(in crate::lower) fn loss_rows(
     bindings.push((out.window, BindKind::Write));
     b.zero_if_packed(out)?;
     let grid = b.workgroups(slices)?;
-    b.push(Kernel { source, bindings, params: p.to_bytes(), grid });
+    b.push(Kernel { source, bindings, params: p.to_bytes(), grid, flops: None });
     Ok(())
 }

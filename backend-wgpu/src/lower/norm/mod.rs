@@ -122,7 +122,7 @@ fn row_kernel(b: &mut Lower<'_>, kind: NormKind, axis: usize, eps: f32, ins: &[&
     bindings.push((out.window, BindKind::Write));
     b.zero_if_packed(out)?;
     let grid = b.workgroups(rows)?;
-    b.push(Kernel { source, bindings, params: p.to_bytes(), grid });
+    b.push(Kernel { source, bindings, params: p.to_bytes(), grid, flops: None });
     Ok(())
 }
 

@@ -56,6 +56,6 @@ fn arg(b: &mut Lower<'_>, a: &ArgReduceAttrs, max: bool, x: &Operand, out: &Oper
     // The index dtypes are never packed today; the guard keeps the kernel right if one is.
     b.zero_if_packed(out)?;
     let bindings = vec![(x.window, BindKind::Read), (out.window, BindKind::Write)];
-    b.push(Kernel { source, bindings, params: p.to_bytes(), grid });
+    b.push(Kernel { source, bindings, params: p.to_bytes(), grid, flops: None });
     Ok(())
 }

@@ -202,7 +202,7 @@ fn pass(
     };
     let source = src.map_err(|e| Error::new(ErrorKind::Device, format!("reduce shader: {e}")))?;
     let bindings = vec![(io.0, BindKind::Read), (io.1, BindKind::Write)];
-    b.push(Kernel { source, bindings, params: p.to_bytes(), grid });
+    b.push(Kernel { source, bindings, params: p.to_bytes(), grid, flops: None });
     Ok(())
 }
 

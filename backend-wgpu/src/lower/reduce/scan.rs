@@ -64,7 +64,7 @@ fn scan(b: &mut Lower<'_>, axis: usize, exclusive: bool, reverse: bool, x: &Oper
     if len <= SHORT_ROW {
         let source = shader("Cumsum", module(ScanStage::Rows, d), d)?;
         let bindings = vec![(x.window, BindKind::Read), (out.window, BindKind::Write)];
-        b.push(Kernel { source, bindings, params: p.to_bytes(), grid: threads(rows) });
+        b.push(Kernel { source, bindings, params: p.to_bytes(), grid: threads(rows), flops: None });
         return Ok(());
     }
     blocked(b, acc, &p, (rows, len, nb), x, out)
@@ -94,13 +94,21 @@ fn blocked(
         bindings: vec![(x.window, BindKind::Read), (loc, BindKind::Write), (bs, BindKind::Write)],
         params: params.clone(),
         grid: local_grid,
+        flops: None,
     });
-    b.push(Kernel { source: blocks, bindings: vec![(bs, BindKind::Write)], params: params.clone(), grid: row_grid });
+    b.push(Kernel {
+        source: blocks,
+        bindings: vec![(bs, BindKind::Write)],
+        params: params.clone(),
+        grid: row_grid,
+        flops: None,
+    });
     b.push(Kernel {
         source: combine,
         bindings: vec![(loc, BindKind::Read), (bs, BindKind::Read), (out.window, BindKind::Write)],
         params,
         grid: threads(rows * len),
+        flops: None,
     });
     Ok(())
 }

@@ -75,7 +75,7 @@ pub fn top_k(b: &mut Lower<'_>, a: &TopKAttrs, x: &Operand, values: &Operand, in
     let grid = b.workgroups(rows)?;
     let bindings =
         vec![(x.window, BindKind::Read), (values.window, BindKind::Write), (indices.window, BindKind::Write)];
-    b.push(Kernel { source, bindings, params: p.to_bytes(), grid });
+    b.push(Kernel { source, bindings, params: p.to_bytes(), grid, flops: None });
     Ok(())
 }
 
@@ -135,5 +135,5 @@ fn long(b: &mut Lower<'_>, a: &TopKAttrs, r: Rows, x: &Operand, (values, indices
 
 /// One dispatch of a long-row pass.
 fn pass(b: &mut Lower<'_>, source: &str, bindings: Vec<(Window, BindKind)>, p: &TopkBigParams, grid: Grid) {
-    b.push(Kernel { source: source.to_string(), bindings, params: p.to_bytes(), grid });
+    b.push(Kernel { source: source.to_string(), bindings, params: p.to_bytes(), grid, flops: None });
 }

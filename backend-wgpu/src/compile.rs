@@ -221,6 +221,7 @@ pub(crate) fn build_program(
     for v in graph.outputs() {
         p.touch(*v, usize::MAX);
     }
+    prebuild(ctx, &plans);
     let lim = &ctx.caps.limits;
     let align = u64::from(lim.min_storage_buffer_offset_alignment.max(4));
     let (arena_locs, mut arena_sizes) = assign(&p.reqs, align, lim.max_buffer_size, !opts.no_memory_reuse)
@@ -522,6 +523,28 @@ fn uniform_bytes(ctx: &DeviceContext, u: &Uniform<'_>) -> Result<(Vec<u8>, Optio
             Ok((v, Some(Blocks { block: block64, stride: stride64 })))
         }
     }
+}
+
+/// Builds the pipelines of every kernel of `plans` in parallel ([`WgpuOptions::compile_threads`]);
+/// the program's serial pass then finds them cached. Kernels the device cannot run are left to
+/// that pass, which reports them with their node.
+///
+/// [`WgpuOptions::compile_threads`]: crate::WgpuOptions::compile_threads
+fn prebuild(ctx: &DeviceContext, plans: &[Option<NodePlan>]) {
+    let job = |k: &Kernel, first: BindKind| {
+        ctx.caps.check_kernel(&k.source).ok()?;
+        let mut kinds = vec![first];
+        kinds.extend(k.bindings.iter().map(|(_, kind)| *kind));
+        Some((k.source.clone(), kinds))
+    };
+    let mut jobs = Vec::new();
+    for step in plans.iter().flatten().flat_map(|p| &p.steps) {
+        match step {
+            Step::Kernel(k) => jobs.extend(job(k, BindKind::Uniform)),
+            Step::Repeat(r) => jobs.extend(r.body.iter().filter_map(|k| job(k, BindKind::DynamicUniform))),
+        }
+    }
+    ctx.pipelines.prebuild(&ctx.device, jobs, ctx.compile_threads);
 }
 
 fn build_dispatch(

@@ -49,6 +49,10 @@ pub struct WgpuOptions {
     /// driver trusts what it reads there. IO errors never fail a compile (see
     /// [`crate::WgpuBackend::pipeline_cache`]).
     pub pipeline_cache_dir: Option<std::path::PathBuf>,
+    /// Threads that build a graph's pipelines at compile (shader translation and the driver's
+    /// compilation of distinct kernels run in parallel); 0, the default, uses the machine's
+    /// available parallelism (at most 8), 1 builds them one after another.
+    pub compile_threads: usize,
 }
 
 impl Default for WgpuOptions {
@@ -62,6 +66,7 @@ impl Default for WgpuOptions {
             features: FeatureChoice::default(),
             spin_wait: std::time::Duration::from_micros(200),
             pipeline_cache_dir: None,
+            compile_threads: 0,
         }
     }
 }
@@ -299,6 +304,8 @@ pub struct DeviceContext {
     pub pipelines: crate::pipelines::PipelineCache,
     /// How long waits for the GPU poll before blocking ([`WgpuOptions::spin_wait`]).
     pub spin_wait: std::time::Duration,
+    /// Threads building pipelines at compile ([`WgpuOptions::compile_threads`], resolved).
+    pub compile_threads: usize,
 }
 
 fn backends(api: ApiChoice) -> wgpu::Backends {
@@ -418,7 +425,11 @@ impl DeviceContext {
             _ => None,
         };
         let pipelines = crate::pipelines::PipelineCache::with_disk(disk);
-        Ok(DeviceContext { device, queue, caps, pipelines, spin_wait: opts.spin_wait })
+        let compile_threads = match opts.compile_threads {
+            0 => std::thread::available_parallelism().map_or(1, |n| n.get().min(8)),
+            n => n,
+        };
+        Ok(DeviceContext { device, queue, caps, pipelines, spin_wait: opts.spin_wait, compile_threads })
     }
 }
 

@@ -80,6 +80,42 @@ impl PipelineCache {
     }
 }
 
+impl PipelineCache {
+    /// Builds the pipelines of `jobs` (source, layout) that are not cached yet on up to
+    /// `threads` threads at once, so that compiling a graph of many distinct kernels costs about
+    /// one kernel's shader translation per thread instead of all of them in a row. Errors are
+    /// dropped here: a kernel that fails is built again, alone, where the program needs it,
+    /// and that build reports the error with its node.
+    pub(crate) fn prebuild(&self, device: &wgpu::Device, jobs: Vec<(String, Vec<BindKind>)>, threads: usize) {
+        let mut todo: Vec<Key> = match self.map.lock() {
+            Ok(m) => jobs.into_iter().filter(|k| !m.contains_key(k)).collect(),
+            Err(_) => return,
+        };
+        let mut seen = std::collections::HashSet::new();
+        todo.retain(|k| seen.insert(k.clone()));
+        let threads = threads.min(todo.len());
+        if threads < 2 {
+            return;
+        }
+        let next = std::sync::atomic::AtomicUsize::new(0);
+        let cache = self.disk.as_ref().map(|d| &d.cache);
+        std::thread::scope(|s| {
+            for _ in 0..threads {
+                s.spawn(|| {
+                    while let Some((source, kinds)) = todo.get(next.fetch_add(1, std::sync::atomic::Ordering::Relaxed))
+                    {
+                        if let Ok(p) = build(device, source, kinds, cache) {
+                            if let Ok(mut m) = self.map.lock() {
+                                m.insert((source.clone(), kinds.clone()), Arc::new(p));
+                            }
+                        }
+                    }
+                });
+            }
+        });
+    }
+}
+
 fn layout_entry(binding: u32, kind: BindKind) -> wgpu::BindGroupLayoutEntry {
     let ty = match kind {
         BindKind::Uniform | BindKind::DynamicUniform => wgpu::BufferBindingType::Uniform,

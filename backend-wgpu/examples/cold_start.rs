@@ -7,6 +7,7 @@
 //! rm -rf /tmp/wgml-pc
 //! target/release/examples/cold_start --pipeline-cache /tmp/wgml-pc   # cold: the cache starts empty
 //! target/release/examples/cold_start --pipeline-cache /tmp/wgml-pc   # warm: loaded from the file
+//! target/release/examples/cold_start --compile-threads 1              # pipelines built serially
 //! target/release/examples/cold_start                                 # no cache at all
 //! ```
 //! Each invocation is one process: the second shows what the cache saves. Drivers keep caches of
@@ -46,10 +47,11 @@ struct Args {
     nodes: usize,
     elements: usize,
     cache: Option<PathBuf>,
+    threads: usize,
 }
 
 fn parse_args() -> Result<Args> {
-    let mut a = Args { nodes: 100, elements: 4096, cache: None };
+    let mut a = Args { nodes: 100, elements: 4096, cache: None, threads: 0 };
     let mut it = std::env::args().skip(1);
     while let Some(flag) = it.next() {
         let mut value = || it.next().with_context(|| format!("{flag} needs a value"));
@@ -57,7 +59,10 @@ fn parse_args() -> Result<Args> {
             "--nodes" => a.nodes = value()?.parse()?,
             "--elements" => a.elements = value()?.parse()?,
             "--pipeline-cache" => a.cache = Some(value()?.into()),
-            other => anyhow::bail!("unknown flag {other}; use --nodes N, --elements N, --pipeline-cache DIR"),
+            "--compile-threads" => a.threads = value()?.parse()?,
+            other => anyhow::bail!(
+                "unknown flag {other}; use --nodes N, --elements N, --pipeline-cache DIR, --compile-threads N"
+            ),
         }
     }
     Ok(a)
@@ -84,7 +89,11 @@ fn main() -> Result<()> {
     let a = parse_args()?;
     let graph = chain(a.nodes, a.elements)?;
     let t0 = Instant::now();
-    let be = WgpuBackend::new(&WgpuOptions { pipeline_cache_dir: a.cache.clone(), ..Default::default() })?;
+    let be = WgpuBackend::new(&WgpuOptions {
+        pipeline_cache_dir: a.cache.clone(),
+        compile_threads: a.threads,
+        ..Default::default()
+    })?;
     let open = t0.elapsed();
     let t1 = Instant::now();
     let mut exe = be.compile(&graph, &Default::default())?;

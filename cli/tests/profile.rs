@@ -56,7 +56,7 @@ fn profile_prints_one_row_per_kernel_then_totals_and_host_costs() {
     }
     let row = |op: &str| out.lines().find(|l| l.contains(op)).unwrap_or_else(|| panic!("no {op} row:\n{out}"));
     assert!(row("MatMul").contains("linalg"), "{out}");
-    assert!(row("Unary.Tanh").contains("elementwise.wgsl:main#"), "{out}");
+    assert!(row("Unary.Tanh").contains("elementwise") && row("Unary.Tanh").contains(".wgsl:main#"), "{out}");
     assert!(out.contains("host (median): upload "), "{out}");
 }
 

@@ -17,6 +17,7 @@ fn every_norm_variant_is_valid() {
                 assert_eq!(src.is_some(), expected, "{kind:?} {d:?} beta={beta}");
                 if let Some(src) = src {
                     let src = src.unwrap_or_else(|e| panic!("{kind:?} {d:?} beta={beta}: {e}"));
+                    assert!(!shaders::is_trusted(&src), "the multi-pass kernels keep the runtime checks");
                     validate(&format!("{kind:?} {d:?} beta={beta}"), &src);
                     count += 1;
                 }
@@ -62,6 +63,8 @@ fn every_single_pass_norm_variant_is_valid() {
                         let name = format!("{kind:?} {d:?} beta={beta} K={k} subgroups={subgroups}");
                         if let Some(src) = module_held(kind, d, beta, k, subgroups) {
                             let src = src.unwrap_or_else(|e| panic!("{name}: {e}"));
+                            // trusted on the f32 family (f64's helpers are not reviewed)
+                            assert_eq!(shaders::is_trusted(&src), d != DType::F64, "{name}");
                             validate(&name, &src);
                             if !subgroups {
                                 validate_without_subgroups(&name, &src);

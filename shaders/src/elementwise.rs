@@ -12,7 +12,7 @@ mod cast;
 mod unary;
 mod vec4;
 
-pub use vec4::{is_word_dtype, module_vec4};
+pub use vec4::{is_word_dtype, module_vec4, trusted_map, UNROLL};
 
 use crate::{
     render, tensor_binding, Access, CAST, CAST_F64, CAST_I64, COMMON, ELEMENTWISE, MATH, MATH64, MATH_I64, MATH_INT,

@@ -9,7 +9,7 @@
 //! the op computes in (f32 for F32/F16/BF16, f64 for F64) and its helpers; the kind picks the
 //! kernel body. F64 uses the f64 exp/log of [`crate::MATH64`] (GLSL.std.450 has none).
 
-use crate::{render, tensor_binding, Access, COMMON, MATH, MATH64};
+use crate::{render, tensor_binding, trusted, Access, COMMON, MATH, MATH64};
 use backend_api::DType;
 
 /// Params, float helpers, row addressing and workgroup reductions.
@@ -151,6 +151,55 @@ const RMS_STORE: &str = "if (i# < p.len) {
         st_out(base + i#, v# * rho * ld_g(i#) + row_beta(i#));
     }";
 
+// The four-wide single-pass forms (F32 rows of a multiple of 4 elements starting 16-byte aligned):
+// register v# holds vector lid + # WG of the row (elements 4 i# .. 4 i# + 3); per-lane arithmetic
+// is the scalar form's, the four lanes are combined pairwise before the row reduction.
+const SOFTMAX_LOAD4: &str = "let i# = lid + #u * WG;
+    var v# = vec4<F>(F(0));
+    if (i# < len4) {
+        v# = x[base4 + i#];
+        m = fmax(m, fmax(fmax(v#.x, v#.y), fmax(v#.z, v#.w)));
+    }";
+const SOFTMAX_SUM4: &str = "var e# = vec4<F>(F(0));
+    if (i# < len4) {
+        e# = vec4<F>(fexp(v#.x - m), fexp(v#.y - m), fexp(v#.z - m), fexp(v#.w - m));
+        s = s + ((e#.x + e#.y) + (e#.z + e#.w));
+    }";
+const SOFTMAX_STORE4: &str = "if (i# < len4) {
+        let d# = v# - m;
+        let y# = vec4<F>(row_out(d#.x, e#.x, c), row_out(d#.y, e#.y, c), row_out(d#.z, e#.z, c), row_out(d#.w, e#.w, c));
+        out[base4 + i#] = select(y#, vec4<F>(fnan()), bad);
+    }";
+const LAYER_LOAD4: &str = "let i# = lid + #u * WG;
+    var v# = vec4<F>(F(0));
+    if (i# < len4) {
+        v# = x[base4 + i#] - x0;
+        s = s + ((v#.x + v#.y) + (v#.z + v#.w));
+    }";
+const LAYER_SUM4: &str = "if (i# < len4) {
+        let d# = v# - m;
+        let q# = d# * d#;
+        q = q + ((q#.x + q#.y) + (q#.z + q#.w));
+    }";
+const LAYER_STORE4: &str = "if (i# < len4) {
+        out[base4 + i#] = (v# - m) * inv * g[i#] + row_beta(i#);
+    }";
+const RMS_LOAD4: &str = "let i# = lid + #u * WG;
+    var v# = vec4<F>(F(0));
+    if (i# < len4) {
+        v# = x[base4 + i#];
+        let q# = v# * v#;
+        s = s + ((q#.x + q#.y) + (q#.z + q#.w));
+    }";
+const RMS_STORE4: &str = "if (i# < len4) {
+        out[base4 + i#] = v# * rho * g[i#] + row_beta(i#);
+    }";
+// Prepended to the first load: the row in vectors (`base` is a multiple of 4: inner = 1 and
+// len mod 4 = 0).
+const VEC4_ROW: &str = "let len4 = p.len / 4u;
+    let base4 = base / 4u;
+    ";
+
 /// `snippet` once per k in 0..`k`, `#` replaced by k.
 fn unrolled(snippet: &str, k: u32) -> String {
     (0..k).map(|j| snippet.replace('#', &j.to_string())).collect::<Vec<_>>().join("\n    ")
@@ -190,11 +239,62 @@ pub fn module_held(kind: NormKind, d: DType, beta: bool, k: u32, subgroups: bool
     if !(1..=MAX_HELD_PER_THREAD).contains(&k) || (subgroups && d == DType::F64) {
         return None;
     }
-    render_kind(kind, d, beta, Some((k, subgroups)))
+    render_kind(kind, d, beta, Some(Held { k, subgroups, vec4: false }))
+}
+
+/// Vectors per invocation (`K`, a power of two) of the four-wide single-pass form for rows of
+/// `len` elements: `None` unless `len` is a multiple of 4 and at most [`MAX_HELD`] (the same
+/// registers as the scalar form, 4 · K per invocation).
+pub fn held4_per_thread(len: usize) -> Option<u32> {
+    if len % 4 != 0 || len > MAX_HELD {
+        return None;
+    }
+    u32::try_from((len / 4).div_ceil(WG).max(1).next_power_of_two()).ok()
+}
+
+/// The four-wide single-pass module (F32 only) for contiguous rows (`inner` = 1) of a multiple of
+/// 4 elements whose windows start 16-byte aligned, at most `k` · 1024 elements (`k` from
+/// [`held4_per_thread`]); x, gamma, beta and out are bound as arrays of `vec4<f32>` (bindings as
+/// [`module`]). `None` for another dtype, for `beta` on Softmax/LogSoftmax and for `k` outside
+/// 1..=[`MAX_HELD_PER_THREAD`] / 4.
+pub fn module_held4(kind: NormKind, d: DType, beta: bool, k: u32, subgroups: bool) -> Option<Result<String, String>> {
+    if d != DType::F32 || !(1..=MAX_HELD_PER_THREAD / 4).contains(&k) {
+        return None;
+    }
+    render_kind(kind, d, beta, Some(Held { k, subgroups, vec4: true }))
+}
+
+/// The single-pass shape of a variant.
+#[derive(Clone, Copy)]
+struct Held {
+    /// Registers (scalars, or vectors with `vec4`) per invocation.
+    k: u32,
+    /// Whether the reductions use subgroup operations.
+    subgroups: bool,
+    /// Whether the row is read and written as `vec4<f32>`.
+    vec4: bool,
+}
+
+/// Bindings of the four-wide form: 4-vector arrays, plus the scalar `ld_x` LayerNorm's pivot uses.
+fn vec4_tensors(kind: NormKind, beta: bool) -> String {
+    let bind =
+        |name: &str, k: u32| format!("@group(0) @binding({k}) var<storage, read_write> {name}: array<vec4<f32>>;\n");
+    let mut t = bind("x", 1);
+    t += "fn ld_x(i: u32) -> f32 { return x[i / 4u][i % 4u]; }\n";
+    let mut next = 2;
+    if kind.has_gamma() {
+        t += &bind("g", 2);
+        next = 3;
+        if beta {
+            t += &bind("b", 3);
+            next = 4;
+        }
+    }
+    t + &bind("out", next)
 }
 
 /// [`module`] (`held` None) or [`module_held`] (`held`: K and whether subgroups reduce).
-fn render_kind(kind: NormKind, d: DType, beta: bool, held: Option<(u32, bool)>) -> Option<Result<String, String>> {
+fn render_kind(kind: NormKind, d: DType, beta: bool, held: Option<Held>) -> Option<Result<String, String>> {
     let h = float_helpers(d)?;
     if beta && !kind.has_gamma() {
         return None;
@@ -210,6 +310,9 @@ fn render_kind(kind: NormKind, d: DType, beta: bool, held: Option<(u32, bool)>) 
         }
     }
     tensors += &tensor_binding("out", next, d, Access::Write);
+    if held.is_some_and(|h| h.vec4) {
+        tensors = vec4_tensors(kind, beta);
+    }
     let mut slots: Vec<(&str, &str)> = h.to_vec();
     slots.push(("TENSORS", &tensors));
     let common = match render(NORM_COMMON, &slots) {
@@ -224,23 +327,40 @@ fn render_kind(kind: NormKind, d: DType, beta: bool, held: Option<(u32, bool)>) 
             NormKind::LayerNorm => render(NORM_LAYER, &[("BETA", beta_expr)]),
             NormKind::RmsNorm => render(NORM_RMS, &[("BETA", beta_expr)]),
         },
-        Some((k, _)) => {
-            let per_k = |snippet: &str| unrolled(snippet, k);
+        Some(Held { k, vec4, .. }) => {
+            let per_k = |scalar: &str, four: &str| {
+                if vec4 {
+                    format!("{VEC4_ROW}{}", unrolled(four, k))
+                } else {
+                    unrolled(scalar, k)
+                }
+            };
+            // the four-wide stores leave prefixing to the loads
+            let per_k_body = |scalar: &str, four: &str| unrolled(if vec4 { four } else { scalar }, k);
+            let beta_expr = match (vec4, beta) {
+                (false, _) => beta_expr,
+                (true, true) => "b[i]",
+                (true, false) => "vec4<F>(F(0))",
+            };
+            let bt = if vec4 { "vec4<F>" } else { "F" };
             match kind {
                 NormKind::Softmax | NormKind::LogSoftmax => {
-                    let (row, out) =
-                        if kind == NormKind::Softmax { ("s", "fexp(d) / c") } else { ("flog(s)", "d - c") };
-                    let (load, sum, store) = (per_k(SOFTMAX_LOAD), per_k(SOFTMAX_SUM), per_k(SOFTMAX_STORE));
+                    let (row, out) = if kind == NormKind::Softmax { ("s", "e / c") } else { ("flog(s)", "d - c") };
+                    let load = per_k(SOFTMAX_LOAD, SOFTMAX_LOAD4);
+                    let (sum, store) =
+                        (per_k_body(SOFTMAX_SUM, SOFTMAX_SUM4), per_k_body(SOFTMAX_STORE, SOFTMAX_STORE4));
                     let slots = [("OUT", out), ("LOAD", &load), ("SUM", &sum), ("ROW", row), ("STORE", &store)];
                     render(NORM_SOFTMAX_HELD, &slots)
                 }
                 NormKind::LayerNorm => {
-                    let (load, sum, store) = (per_k(LAYER_LOAD), per_k(LAYER_SUM), per_k(LAYER_STORE));
-                    render(NORM_LAYER_HELD, &[("BETA", beta_expr), ("LOAD", &load), ("SUM", &sum), ("STORE", &store)])
+                    let load = per_k(LAYER_LOAD, LAYER_LOAD4);
+                    let (sum, store) = (per_k_body(LAYER_SUM, LAYER_SUM4), per_k_body(LAYER_STORE, LAYER_STORE4));
+                    let slots = [("BT", bt), ("BETA", beta_expr), ("LOAD", &load), ("SUM", &sum), ("STORE", &store)];
+                    render(NORM_LAYER_HELD, &slots)
                 }
                 NormKind::RmsNorm => {
-                    let (load, store) = (per_k(RMS_LOAD), per_k(RMS_STORE));
-                    render(NORM_RMS_HELD, &[("BETA", beta_expr), ("LOAD", &load), ("STORE", &store)])
+                    let (load, store) = (per_k(RMS_LOAD, RMS_LOAD4), per_k_body(RMS_STORE, RMS_STORE4));
+                    render(NORM_RMS_HELD, &[("BT", bt), ("BETA", beta_expr), ("LOAD", &load), ("STORE", &store)])
                 }
             }
         }
@@ -248,10 +368,20 @@ fn render_kind(kind: NormKind, d: DType, beta: bool, held: Option<(u32, bool)>) 
     let math64 = if d == DType::F64 { MATH64 } else { "" };
     let reduce = match held {
         None => "",
-        Some((_, false)) => NORM_REDUCE_WG,
-        Some((_, true)) => NORM_REDUCE_SUBGROUP,
+        Some(Held { subgroups: false, .. }) => NORM_REDUCE_WG,
+        Some(Held { subgroups: true, .. }) => NORM_REDUCE_SUBGROUP,
     };
-    Some(body.map(|b| crate::module(&[COMMON, MATH, math64, &common, reduce, &b])))
+    // The single-pass kernels are trusted on the f32 family (the argument is at the top of each
+    // `norm_*_held.wgsl`); f64 calls `math64.wgsl`'s table-driven helpers, not reviewed.
+    let trust = held.is_some() && d != DType::F64;
+    Some(body.map(|b| {
+        let m = crate::module(&[COMMON, MATH, math64, &common, reduce, &b]);
+        if trust {
+            trusted(&m)
+        } else {
+            m
+        }
+    }))
 }
 
 /// SoftmaxCrossEntropy on float `d`: bindings 1 `x` (logits), 2 `t` (targets), 3 `out` (one loss

@@ -88,6 +88,7 @@ fn four_wide_variants_are_valid() {
             if let Some(src) = module_vec4(kind, ins, out, &scalar) {
                 let name = format!("vec4 {kind:?} {ins:?} -> {out:?} scalar {scalar:?}");
                 let src = src.unwrap_or_else(|e| panic!("{name}: {e}"));
+                assert_eq!(shaders::is_trusted(&src), shaders::elementwise::trusted_map(kind), "{name}");
                 validate_without_64bit(&name, &src);
                 validate(&name, &src);
                 count += 1;
@@ -110,4 +111,23 @@ fn four_wide_variants_are_valid() {
         module_vec4(ElemKind::Binary(BinaryOp::Add), &[DType::F16, DType::F16], DType::F16, &[false, false]).is_none()
     );
     assert!(count > 100, "{count} variants");
+}
+
+#[test]
+fn reviewed_four_wide_maps_are_trusted_and_others_not() {
+    use shaders::elementwise::module_vec4;
+    let f = DType::F32;
+    let add =
+        module_vec4(ElemKind::Binary(BinaryOp::Add), &[f, f], f, &[false, true]).expect("renders").expect("renders");
+    assert!(shaders::is_trusted(&add));
+    let gelu = module_vec4(ElemKind::Unary(UnaryOp::Gelu), &[f], f, &[false]).expect("renders").expect("renders");
+    assert!(shaders::is_trusted(&gelu));
+    let sin = module_vec4(ElemKind::Unary(UnaryOp::Sin), &[f], f, &[false]).expect("renders").expect("renders");
+    assert!(!shaders::is_trusted(&sin));
+    let cast = module_vec4(ElemKind::Cast, &[f], DType::I32, &[false]).expect("renders").expect("renders");
+    assert!(!shaders::is_trusted(&cast));
+    // the scalar forms keep the runtime checks
+    let scalar =
+        shaders::elementwise::module(ElemKind::Binary(BinaryOp::Add), &[f, f], f).expect("renders").expect("renders");
+    assert!(!shaders::is_trusted(&scalar));
 }

@@ -17,6 +17,7 @@ fn every_norm_variant_is_valid() {
                 assert_eq!(src.is_some(), expected, "{kind:?} {d:?} beta={beta}");
                 if let Some(src) = src {
                     let src = src.unwrap_or_else(|e| panic!("{kind:?} {d:?} beta={beta}: {e}"));
+                    assert!(!shaders::is_trusted(&src), "the multi-pass kernels keep the runtime checks");
                     validate(&format!("{kind:?} {d:?} beta={beta}"), &src);
                     count += 1;
                 }
@@ -62,6 +63,8 @@ fn every_single_pass_norm_variant_is_valid() {
                         let name = format!("{kind:?} {d:?} beta={beta} K={k} subgroups={subgroups}");
                         if let Some(src) = module_held(kind, d, beta, k, subgroups) {
                             let src = src.unwrap_or_else(|e| panic!("{name}: {e}"));
+                            // trusted on the f32 family (f64's helpers are not reviewed)
+                            assert_eq!(shaders::is_trusted(&src), d != DType::F64, "{name}");
                             validate(&name, &src);
                             if !subgroups {
                                 validate_without_subgroups(&name, &src);
@@ -87,4 +90,32 @@ fn validate_without_subgroups(name: &str, src: &str) {
     if let Err(e) = v.validate(&m) {
         panic!("{name} needs subgroup features it should not: {e:?}");
     }
+}
+
+#[test]
+fn every_four_wide_single_pass_variant_is_valid() {
+    use shaders::norm::{held4_per_thread, module_held4, MAX_HELD, MAX_HELD_PER_THREAD};
+    assert_eq!(held4_per_thread(4096), Some(4));
+    assert_eq!(held4_per_thread(4), Some(1));
+    assert_eq!(held4_per_thread(6), None);
+    assert_eq!(held4_per_thread(MAX_HELD + 4), None);
+    assert!(module_held4(NormKind::Softmax, DType::F16, false, 1, false).is_none());
+    let mut count = 0;
+    for kind in NormKind::ALL {
+        for beta in [false, true] {
+            for k in [1, 2, 4, MAX_HELD_PER_THREAD / 4] {
+                for subgroups in [false, true] {
+                    let name = format!("vec4 {kind:?} beta={beta} K={k} subgroups={subgroups}");
+                    if let Some(src) = module_held4(kind, DType::F32, beta, k, subgroups) {
+                        let src = src.unwrap_or_else(|e| panic!("{name}: {e}"));
+                        assert!(shaders::is_trusted(&src), "{name}");
+                        assert!(src.contains("array<vec4<f32>>"), "{name}");
+                        validate(&name, &src);
+                        count += 1;
+                    }
+                }
+            }
+        }
+    }
+    assert_eq!(count, 6 * 4 * 2);
 }

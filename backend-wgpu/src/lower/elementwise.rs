@@ -89,11 +89,23 @@ fn map(b: &mut Lower<'_>, kind: ElemKind, ins: &[&Operand], out: &Operand) -> Re
     }
     let scalar: Vec<bool> = strides.iter().map(|s| s.first().is_none_or(|&st| st == 0)).collect();
     if let Some(source) = vec4_shader(b, kind, &in_dtypes, out.dtype, &scalar, n)? {
+        // The kernel may be trusted: its argument needs every window to hold its operand.
+        for o in ins.iter().copied().chain([out]) {
+            let need = super::builder::tensor_bytes(o.dtype, &o.dims)?;
+            ensure!(
+                o.window.bytes >= need,
+                Shape,
+                "{kind:?} operand {:?} has a window of {} bytes",
+                o.dims,
+                o.window.bytes
+            );
+        }
         b.push(Kernel {
             source,
             bindings: bindings.clone(),
             params: p.to_bytes(),
-            grid: Grid::Threads(u64::from(p.n / 4)),
+            // UNROLL vectors per invocation
+            grid: Grid::Threads(u64::from(p.n / 4).div_ceil(u64::from(shaders::elementwise::UNROLL))),
             flops: None,
         });
         p.base = p.n - p.n % 4;

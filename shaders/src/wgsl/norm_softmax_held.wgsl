@@ -3,6 +3,18 @@
 // indexed array the driver could spill) is read once from memory, and the max, the sum and the
 // outputs are computed from the registers. Same formulas and special values as norm_softmax.wgsl
 // (m NaN-propagating; a row with a NaN or infinite max or a NaN sum is NaN).
+//
+// Trusted (f32-family dtypes; see `shaders::norm::module_held`): w < p.rows is checked first, and
+// the lowering guarantees rows * len * inner = n < 2^31 (`MAX_ELEMENTS`), so row_base(w) and
+// every element index base + i inner with i < p.len are at most n - 1 without wrapping; each
+// element is read or written only under `i < p.len` (i = lid + k WG < 2^13); the lowering checks
+// that x and out hold n elements and gamma and beta len (they are indexed by i < len).
+// The four-wide form (`module_held4`: F32, inner = 1, len mod 4 = 0) indexes vectors instead:
+// base4 + i with i < len4 = len / 4 and base4 = w len4, at most n / 4 - 1, in arrays of n / 4
+// vectors (gamma and beta: len4).
+// Workgroup arrays are indexed by lid < 256, by constants, or by clamped subgroup ids; the
+// reduction loops have constant or clamped bounds; the helpers (max_f32, exp_f32, log,
+// f32_is_nan, f32_is_inf) have no arrays or loops.
 
 // The output from d = x - m, e = e^d (computed once, for the sum) and the row's value c.
 fn row_out(d: F, e: F, c: F) -> F {

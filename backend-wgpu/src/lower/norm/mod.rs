@@ -15,12 +15,12 @@ mod loss;
 pub use loss::softmax_cross_entropy;
 pub(super) use loss::{loss_rows, slices};
 
-use super::builder::{u32_of, Kernel, Lower, Operand};
+use super::builder::{tensor_bytes, u32_of, Kernel, Lower, Operand};
 use crate::pipelines::BindKind;
 use backend_api::op::NormAttrs;
 use backend_api::shape::try_numel;
 use backend_api::{bail, ensure, DType, Error, ErrorKind, Result};
-use shaders::norm::{held_per_thread, module, module_held, NormKind, NormParams};
+use shaders::norm::{held4_per_thread, held_per_thread, module, module_held, module_held4, NormKind, NormParams};
 use shaders::params::Params;
 
 /// Kernels index with u32: stay well inside.
@@ -79,6 +79,32 @@ fn rows(kind: NormKind, dims: &[usize], axis: usize) -> Result<(usize, usize, us
     })
 }
 
+/// What the trusted single-pass kernels rely on (`norm_*_held.wgsl`): x and out hold their
+/// elements, gamma and beta (indexed by the row position) hold `len` each.
+fn check_windows(kind: NormKind, ins: &[&Operand], out: &Operand, len: usize) -> Result<()> {
+    for (k, o) in ins.iter().copied().chain([out]).enumerate() {
+        let need = tensor_bytes(o.dtype, &o.dims)?;
+        ensure!(
+            o.window.bytes >= need,
+            Shape,
+            "{kind:?} operand {k} {:?} has a window of {} bytes",
+            o.dims,
+            o.window.bytes
+        );
+    }
+    for (k, o) in ins.iter().enumerate().skip(1) {
+        ensure!(
+            o.dtype == out.dtype && o.numel() == len,
+            Shape,
+            "{kind:?} operand {k} {}{:?} must have the {len} elements of a row of {}",
+            o.dtype,
+            o.dims,
+            out.dtype
+        );
+    }
+    Ok(())
+}
+
 /// One row kernel: `ins` are x, then gamma and beta for the norms.
 fn row_kernel(b: &mut Lower<'_>, kind: NormKind, axis: usize, eps: f32, ins: &[&Operand], out: &Operand) -> Result<()> {
     let Some(x) = ins.first() else { bail!(Arity, "{kind:?} needs an input") };
@@ -106,11 +132,20 @@ fn row_kernel(b: &mut Lower<'_>, kind: NormKind, axis: usize, eps: f32, ins: &[&
     // Rows that fit in registers are read once (single pass); longer ones once per pass. The
     // single-pass reductions use subgroup operations where the device has them (f32 maths only).
     let subgroups = b.caps().subgroups.is_some() && d != DType::F64;
-    let src = match held_per_thread(len).and_then(|k| module_held(kind, d, beta, k, subgroups)) {
+    // Contiguous F32 rows of a multiple of 4 elements are read and written as vec4: every bound
+    // window starts at a multiple of the storage offset alignment, so an alignment of 16 or more
+    // puts each row start (a multiple of 4 elements) on 16 bytes.
+    let aligned = b.caps().limits.min_storage_buffer_offset_alignment >= 16;
+    let four = || (inner == 1 && aligned).then(|| held4_per_thread(len)).flatten();
+    let src = match four().and_then(|k| module_held4(kind, d, beta, k, subgroups)) {
         Some(held) => held,
-        None => src,
+        None => match held_per_thread(len).and_then(|k| module_held(kind, d, beta, k, subgroups)) {
+            Some(held) => held,
+            None => src,
+        },
     };
     let source = src.map_err(|e| Error::new(ErrorKind::Device, format!("norm shader: {e}")))?;
+    check_windows(kind, ins, out, len)?;
     let p = NormParams {
         rows: u32_of(rows, "rows")?,
         len: u32_of(len, "row elements")?,
@@ -178,5 +213,23 @@ mod tests {
         // f64 keeps the workgroup-memory reductions; long rows keep the multi-pass kernel
         assert!(!softmax_source_on(&caps, DType::F64, &[2, 5], 1).contains("subgroupAdd"));
         assert!(!softmax_source_on(&caps, DType::F32, &[2, 9000], 1).contains("subgroupAdd"));
+    }
+
+    #[test]
+    fn aligned_contiguous_f32_rows_of_a_multiple_of_4_are_four_wide() {
+        let mut caps = crate::device::DeviceCaps::for_tests();
+        caps.limits.min_storage_buffer_offset_alignment = 32;
+        let four = |d: DType, dims: &[usize], axis: usize| {
+            let src = softmax_source_on(&caps, d, dims, axis);
+            src.contains("array<vec4<f32>>")
+        };
+        assert!(four(DType::F32, &[3, 8], 1));
+        assert!(four(DType::F32, &[2, 4096], 1));
+        // a ragged row, a strided row, another dtype keep the scalar form
+        assert!(!four(DType::F32, &[3, 6], 1));
+        assert!(!four(DType::F32, &[8, 4], 0));
+        assert!(!four(DType::F16, &[3, 8], 1));
+        caps.limits.min_storage_buffer_offset_alignment = 4;
+        assert!(!four(DType::F32, &[3, 8], 1));
     }
 }

@@ -247,7 +247,8 @@ mod tests {
         let k = l.kernels();
         assert_eq!(k.len(), 2);
         assert!(k[0].source.contains("array<vec4<f32>>") && k[0].source.contains("ld_x1(0u)"));
-        assert_eq!((k[0].grid, base_of(k[0])), (Grid::Threads(2), 0));
+        // two vectors, UNROLL per invocation: one invocation (of a whole workgroup) covers them
+        assert_eq!((k[0].grid, base_of(k[0])), (Grid::Threads(1), 0));
         assert!(!k[1].source.contains("vec4<f32>>;"));
         assert_eq!((k[1].grid, base_of(k[1])), (Grid::Threads(2), 8));
         // A multiple of 4 needs no tail; a packed dtype keeps the scalar form.

@@ -219,17 +219,16 @@ mod tests {
     fn aligned_contiguous_f32_rows_of_a_multiple_of_4_are_four_wide() {
         let mut caps = crate::device::DeviceCaps::for_tests();
         caps.limits.min_storage_buffer_offset_alignment = 32;
-        let four = |d: DType, dims: &[usize], axis: usize| {
-            let src = softmax_source_on(&caps, d, dims, axis);
-            src.contains("array<vec4<f32>>")
+        let four = |caps: &crate::device::DeviceCaps, d: DType, dims: &[usize], axis: usize| {
+            softmax_source_on(caps, d, dims, axis).contains("array<vec4<f32>>")
         };
-        assert!(four(DType::F32, &[3, 8], 1));
-        assert!(four(DType::F32, &[2, 4096], 1));
+        assert!(four(&caps, DType::F32, &[3, 8], 1));
+        assert!(four(&caps, DType::F32, &[2, 4096], 1));
         // a ragged row, a strided row, another dtype keep the scalar form
-        assert!(!four(DType::F32, &[3, 6], 1));
-        assert!(!four(DType::F32, &[8, 4], 0));
-        assert!(!four(DType::F16, &[3, 8], 1));
+        assert!(!four(&caps, DType::F32, &[3, 6], 1));
+        assert!(!four(&caps, DType::F32, &[8, 4], 0));
+        assert!(!four(&caps, DType::F16, &[3, 8], 1));
         caps.limits.min_storage_buffer_offset_alignment = 4;
-        assert!(!four(DType::F32, &[3, 8], 1));
+        assert!(!four(&caps, DType::F32, &[3, 8], 1));
     }
 }

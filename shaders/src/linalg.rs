@@ -103,6 +103,8 @@ pub const TILED: &str = include_str!("wgsl/linalg.wgsl");
 pub const COOP: &str = include_str!("wgsl/linalg_coop.wgsl");
 /// The skinny (few rows) product template.
 pub const SKINNY: &str = include_str!("wgsl/linalg_skinny.wgsl");
+/// The wide skinny (GEMV) product template: vector loads of an N-contiguous B.
+pub const GEMV: &str = include_str!("wgsl/linalg_gemv.wgsl");
 /// The split-K reduction template.
 pub const SPLITK: &str = include_str!("wgsl/linalg_splitk.wgsl");
 /// The strided-copy template.
@@ -238,6 +240,38 @@ pub enum Variant {
         /// rather than on consecutive k (4 columns x 64 K lanes).
         nfast: bool,
     },
+    /// The wide skinny kernel (`linalg_gemv.wgsl`): 16-byte vector loads of an N-contiguous,
+    /// vector-aligned B (F32, F16, BF16).
+    Gemv(GemvTile),
+}
+
+/// Shape of the wide skinny kernel's workgroup (256 invocations).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct GemvTile {
+    /// Column invocations (a power of two, 1 to 64); the other 256 / `ct` lanes split K.
+    pub ct: u32,
+    /// Output rows per workgroup (1, 2 or 4).
+    pub rows: u32,
+}
+
+/// Invocations per workgroup of the wide skinny kernel.
+pub const GEMV_THREADS: u32 = 256;
+
+/// Columns one invocation of the wide skinny kernel owns for `d` (one 16-byte vector of B):
+/// 4 for F32, 8 for F16 and BF16; `None` for other dtypes.
+pub fn gemv_columns(d: DType) -> Option<u32> {
+    match d {
+        DType::F32 => Some(4),
+        DType::F16 | DType::BF16 => Some(8),
+        _ => None,
+    }
+}
+
+impl GemvTile {
+    /// Whether the kernel can be rendered for `d`.
+    fn renderable(self, d: DType) -> bool {
+        gemv_columns(d).is_some() && self.ct.is_power_of_two() && self.ct <= 64 && matches!(self.rows, 1 | 2 | 4)
+    }
 }
 
 impl Variant {
@@ -247,6 +281,7 @@ impl Variant {
             Variant::Tiled(t) => (t.shape(d).tm(), t.shape(d).tn()),
             Variant::Coop(t) => t.block(),
             Variant::Skinny { nfast } => (SKINNY_ROWS, if nfast { 64 } else { 4 }),
+            Variant::Gemv(t) => (t.rows, t.ct * gemv_columns(d).unwrap_or(1)),
         }
     }
 }
@@ -316,7 +351,10 @@ fn assemble(
     let finish = finish_body(d, epi)?;
     let mut tensors = String::new();
     for (k, (name, dt)) in inputs.iter().enumerate() {
-        tensors += &tensor_binding(name, 1 + k as u32, *dt, Access::Read);
+        // An empty name holds the binding number of an operand the kernel declares itself.
+        if !name.is_empty() {
+            tensors += &tensor_binding(name, 1 + k as u32, *dt, Access::Read);
+        }
     }
     if let Epilogue::BiasAct(_) = epi {
         tensors += &tensor_binding("bias", 1 + inputs.len() as u32, d, Access::Read);
@@ -415,6 +453,31 @@ pub fn module(d: DType, out: DType, variant: Variant, epi: Epilogue) -> Option<R
             ];
             assemble("", d, out, &inputs, epi, SKINNY, &slots)
         }
+        Variant::Gemv(t) => {
+            if !t.renderable(d) {
+                return None;
+            }
+            let code = GemvCode::new(t, d)?;
+            let raw = raw_a_access(d);
+            let num = |x: u32| x.to_string();
+            let slots = [
+                ("CT", num(t.ct)),
+                ("ROWS", num(t.rows)),
+                ("CW", num(code.cw)),
+                ("BVEC", code.bvec().to_string()),
+                ("RED", num(GEMV_THREADS * code.groups() * code.rows_per_pass())),
+                ("RAW", raw),
+                ("DECLS", code.decls()),
+                ("U", num(code.unroll())),
+                ("BODYU", code.body(code.unroll())),
+                ("BODY1", code.body(1)),
+                ("REDUCE", code.reduce()),
+            ];
+            let slots: Vec<(&str, &str)> = slots.iter().map(|(k, v)| (*k, v.as_str())).collect();
+            // B is declared by the template as an array of vectors: only A goes through the
+            // common bindings, and the bias and output keep their binding numbers.
+            assemble("", d, out, &[("a", d), ("", d)], epi, GEMV, &slots)
+        }
     }
 }
 
@@ -449,6 +512,144 @@ fn raw_access(d: DType) -> String {
         out += F16_TO_F32;
     }
     out
+}
+
+/// `RAW`, `raw_a(i)` and `cvt(x, i)` of [`raw_access`], without `raw_b` (for kernels that
+/// declare B themselves).
+fn raw_a_access(d: DType) -> String {
+    raw_access(d).lines().filter(|l| !l.starts_with("fn raw_b(")).map(|l| l.to_string() + "\n").collect()
+}
+
+/// The straight-line code of the wide skinny kernel (see `linalg_gemv.wgsl`). Names: `v{e}` the
+/// B vector of the e-th k of an iteration, `w{e}_{g}` its g-th 4 columns converted, `x{e}_{r}`
+/// element (row r, that k) of A, `acc{r}_{g}` the sums of row r, columns 4g .. 4g+3.
+struct GemvCode {
+    t: GemvTile,
+    d: DType,
+    /// Columns per invocation.
+    cw: u32,
+}
+
+impl GemvCode {
+    fn new(t: GemvTile, d: DType) -> Option<GemvCode> {
+        Some(GemvCode { t, d, cw: gemv_columns(d)? })
+    }
+
+    /// k per lane and main-loop iteration: 8 vector loads in flight for a single row, 4 when
+    /// the A values of several rows take registers too.
+    fn unroll(&self) -> u32 {
+        if self.t.rows == 1 {
+            8
+        } else {
+            4
+        }
+    }
+
+    /// 4-column groups per invocation.
+    fn groups(&self) -> u32 {
+        self.cw / 4
+    }
+
+    /// Rows reduced together: as many as keep `red` within 16 KiB (256 x 16-byte vectors per
+    /// group and row).
+    fn rows_per_pass(&self) -> u32 {
+        (4 / self.groups().max(1)).clamp(1, self.t.rows)
+    }
+
+    fn bvec(&self) -> &'static str {
+        if self.d == DType::F32 {
+            "vec4<f32>"
+        } else {
+            "vec4<u32>"
+        }
+    }
+
+    fn decls(&self) -> String {
+        let mut out = String::new();
+        for r in 0..self.t.rows {
+            for g in 0..self.groups() {
+                out += &format!("    var acc{r}_{g} = R4(R(0.0));\n");
+            }
+        }
+        out
+    }
+
+    /// The 4 columns `g` of vector `v` as `R4`.
+    fn convert(&self, v: &str, g: u32) -> String {
+        let (x, y) = (["x", "z"][(g & 1) as usize], ["y", "w"][(g & 1) as usize]);
+        match self.d {
+            DType::F16 => format!("R4(unpack2x16float({v}.{x}), unpack2x16float({v}.{y}))"),
+            DType::BF16 => format!(
+                "R4(bitcast<f32>({v}.{x} << 16u), bitcast<f32>({v}.{x} & 0xffff0000u), \
+                 bitcast<f32>({v}.{y} << 16u), bitcast<f32>({v}.{y} & 0xffff0000u))"
+            ),
+            _ => v.to_string(),
+        }
+    }
+
+    /// One iteration over `n` k (k, k + L, ...): loads first, then conversions and sums.
+    fn body(&self, n: u32) -> String {
+        let kk = |e: u32| if e == 0 { "k".to_string() } else { format!("(k + {e}u * L)") };
+        let mut out = String::new();
+        for e in 0..n {
+            out += &format!("        let v{e} = b[bj + {} * brs];\n", kk(e));
+        }
+        for e in 0..n {
+            for r in 0..self.t.rows {
+                out += &format!("        let x{e}_{r} = a_at(off.x, row0 + {r}u, {});\n", kk(e));
+            }
+        }
+        for e in 0..n {
+            for g in 0..self.groups() {
+                out += &format!("        let w{e}_{g} = {};\n", self.convert(&format!("v{e}"), g));
+                for r in 0..self.t.rows {
+                    out += &format!("        acc{r}_{g} = acc{r}_{g} + x{e}_{r} * w{e}_{g};\n");
+                }
+            }
+        }
+        out
+    }
+
+    /// The tree reduction over the L lanes and the stores, `rows_per_pass` rows at a time.
+    fn reduce(&self) -> String {
+        let lanes = GEMV_THREADS / self.t.ct;
+        let pass = self.rows_per_pass();
+        let slots = self.groups() * pass;
+        let mut out = String::new();
+        for r0 in (0..self.t.rows).step_by(pass as usize) {
+            if r0 > 0 {
+                out += "    workgroupBarrier();\n";
+            }
+            for r in r0..(r0 + pass).min(self.t.rows) {
+                for g in 0..self.groups() {
+                    out += &format!("    red[{}u + li] = acc{r}_{g};\n", ((r - r0) * self.groups() + g) * GEMV_THREADS);
+                }
+            }
+            out += "    workgroupBarrier();\n";
+            let mut s = lanes / 2;
+            while s >= 1 {
+                out += &format!("    if (lane < {s}u) {{\n");
+                for q in 0..slots {
+                    let base = q * GEMV_THREADS;
+                    out += &format!("        red[{base}u + li] = red[{base}u + li] + red[{base}u + li + {s}u * CT];\n");
+                }
+                out += "    }\n    workgroupBarrier();\n";
+                s /= 2;
+            }
+            out += "    if (lane == 0u) {\n";
+            for r in r0..(r0 + pass).min(self.t.rows) {
+                for g in 0..self.groups() {
+                    out += &format!(
+                        "        store4(obase, off.z, row0 + {r}u, j + {}u, red[{}u + li]);\n",
+                        4 * g,
+                        ((r - r0) * self.groups() + g) * GEMV_THREADS
+                    );
+                }
+            }
+            out += "    }\n";
+        }
+        out
+    }
 }
 
 /// Exact binary16 (low 16 bits) to f32 without branches.

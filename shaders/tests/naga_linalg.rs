@@ -2,7 +2,7 @@
 
 use backend_api::op::UnaryOp;
 use backend_api::DType;
-use shaders::linalg::{acc_dtype, module, permute_module, splitk_module, CoopTile, Epilogue, Tile, Variant};
+use shaders::linalg::{acc_dtype, module, permute_module, splitk_module, CoopTile, Epilogue, GemvTile, Tile, Variant};
 
 mod common;
 use common::validate;
@@ -40,6 +40,44 @@ fn every_product_variant_is_valid() {
     }
     // Store and bias-without-activation exist for every float dtype and variant.
     assert!(count >= FLOATS.len() * VARIANTS.len() * 2, "only {count} variants rendered");
+}
+
+/// The wide skinny shapes the lowering can pick: every row count, the column extremes and a
+/// middle one.
+fn gemv_tiles() -> Vec<GemvTile> {
+    let mut tiles = Vec::new();
+    for rows in [1, 2, 4] {
+        for ct in [1, 2, 4, 64] {
+            tiles.push(GemvTile { ct, rows });
+        }
+    }
+    tiles
+}
+
+#[test]
+fn every_gemv_variant_is_valid() {
+    for d in [DType::F32, DType::F16, DType::BF16] {
+        for t in gemv_tiles() {
+            let v = Variant::Gemv(t);
+            for epi in epilogues() {
+                if let Some(src) = module(d, d, v, epi) {
+                    let src = src.unwrap_or_else(|e| panic!("{d:?} {v:?} {epi:?}: {e}"));
+                    validate(&format!("linalg {d:?} {v:?} {epi:?}"), &src);
+                }
+            }
+            let src = module(d, acc_dtype(d), v, Epilogue::Store).expect("partial variant").expect("renders");
+            validate(&format!("linalg partial {d:?} {v:?}"), &src);
+            assert!(shaders::is_trusted(&src), "{d:?} {v:?}");
+            assert_eq!(shaders::kernel_file(&src), Some("linalg_gemv.wgsl"));
+        }
+    }
+    // F64 (no 16-byte vector of 4) and unsupported shapes do not render.
+    let t = GemvTile { ct: 2, rows: 1 };
+    assert!(module(DType::F64, DType::F64, Variant::Gemv(t), Epilogue::Store).is_none());
+    let odd = GemvTile { ct: 3, rows: 1 };
+    assert!(module(DType::F32, DType::F32, Variant::Gemv(odd), Epilogue::Store).is_none());
+    let tall = GemvTile { ct: 2, rows: 8 };
+    assert!(module(DType::F32, DType::F32, Variant::Gemv(tall), Epilogue::Store).is_none());
 }
 
 #[test]

@@ -17,7 +17,8 @@ use backend_api::shape::try_numel;
 use backend_api::shape::{broadcast_strides, strides};
 use backend_api::{bail, ensure, DType, Error, ErrorKind, Result, Shape, TensorType};
 use shaders::linalg::{
-    acc_dtype, module, permute_module, splitk_module, CoopTile, DotPermuteParams, Epilogue, GemmParams, Tile, Variant,
+    acc_dtype, gemv_columns, module, permute_module, splitk_module, CoopTile, DotPermuteParams, Epilogue, GemmParams,
+    GemvTile, Tile, Variant, GEMV_THREADS,
 };
 use shaders::params::Params;
 use wgpu::wgt::{CooperativeMatrixProperties, CooperativeScalarType};
@@ -33,6 +34,14 @@ const SKINNY_MAX_ROWS: usize = 8;
 const SKINNY_TARGET_WORKGROUPS: usize = 1024;
 /// …but keep at least this many k per split.
 const SKINNY_MIN_CHUNK: usize = 256;
+/// The wide skinny kernel takes as many columns per workgroup as keep at least this many
+/// workgroups (two per SM of a big GPU) busy over the whole K…
+const GEMV_TARGET_WORKGROUPS: usize = 256;
+/// …and it splits K (partial sums and a reduction kernel) only below this many workgroups…
+const GEMV_SPLIT_WORKGROUPS: usize = 64;
+/// …and for at least this many k per split: a second kernel costs more than a few microseconds
+/// of streaming.
+const GEMV_MIN_CHUNK: usize = 4096;
 /// Split K until the tiled kernel has about this many workgroups…
 const TILED_TARGET_WORKGROUPS: usize = 512;
 /// …but keep at least this many k per split (each split costs a pass over the output).
@@ -253,8 +262,8 @@ fn render(src: Option<std::result::Result<String, String>>, d: DType, epi: Epilo
 }
 
 /// Index headroom the kernels' counters may run past M, N and the K splits (one tile, one K step,
-/// a skinny iteration: at most 256).
-const INDEX_HEADROOM: usize = 1024;
+/// a skinny iteration: at most 256; a wide skinny iteration: at most 8 x 256).
+const INDEX_HEADROOM: usize = 4096;
 
 /// The kernels are built without runtime checks, and their loop counters and tile coordinates
 /// run up to a tile or a K step past M, N and the end of the last K split: those must not wrap
@@ -287,6 +296,9 @@ fn threads(n: usize) -> Result<Grid> {
 /// memory for it; else the small tile.
 fn choose_variant(caps: &DeviceCaps, g: &Gemm, batch: usize) -> Result<Variant> {
     if g.m <= SKINNY_MAX_ROWS {
+        if let Some(t) = gemv_tile(g, batch) {
+            return Ok(Variant::Gemv(t));
+        }
         return Ok(Variant::Skinny { nfast: !(g.b.rs == 1 && g.b.cs != 1) });
     }
     let large_tiles = g.m.div_ceil(128).saturating_mul(g.n.div_ceil(128)).saturating_mul(batch);
@@ -309,6 +321,38 @@ fn choose_variant(caps: &DeviceCaps, g: &Gemm, batch: usize) -> Result<Variant> 
         );
     }
     Ok(Variant::Tiled(Tile::Small))
+}
+
+/// The wide skinny kernel's shape for few-row GEMM `g`, when its vector loads of B are exact
+/// (see `linalg_gemv.wgsl`): F32/F16/BF16, K > 0, B contiguous along N, and N, B's row stride,
+/// its batch strides and its window all whole vectors of `gemv_columns` elements. Columns per
+/// workgroup: the most that keep [`GEMV_TARGET_WORKGROUPS`] workgroups, but no more K lanes than
+/// half of K has rows (short K spreads over columns instead).
+fn gemv_tile(g: &Gemm, batch: usize) -> Option<GemvTile> {
+    let cw = usize::try_from(gemv_columns(g.dtype)?).ok()?;
+    let elem = g.dtype.size();
+    let vector_bytes = u64::try_from(cw.checked_mul(elem)?).ok()?;
+    let aligned = g.k > 0
+        && g.b.cs == 1
+        && g.n.is_multiple_of(cw)
+        && g.b.rs.is_multiple_of(cw)
+        && g.b.batch.iter().all(|s| s.is_multiple_of(cw))
+        && g.b.window.bytes.is_multiple_of(vector_bytes);
+    if !aligned {
+        return None;
+    }
+    let rows = g.m.next_power_of_two().min(4);
+    let others = g.m.div_ceil(rows).saturating_mul(batch);
+    let col_threads = g.n / cw;
+    let threads = usize::try_from(GEMV_THREADS).ok()?;
+    let mut ct = 1usize;
+    while ct < 64 && col_threads.div_ceil(ct * 2).saturating_mul(others) >= GEMV_TARGET_WORKGROUPS {
+        ct *= 2;
+    }
+    while ct < 64 && threads / ct > (g.k / 2).max(1) {
+        ct *= 2;
+    }
+    Some(GemvTile { ct: u32::try_from(ct).ok()?, rows: u32::try_from(rows).ok()? })
 }
 
 /// The cooperative-matrix tile for an F16 GEMM on `caps`, if the device can run one: `f16`
@@ -345,6 +389,8 @@ fn f16_to_f32_square(c: &CooperativeMatrixProperties) -> bool {
 fn choose_split(variant: Variant, k: usize, workgroups: usize, out_numel: usize) -> (usize, usize) {
     let (target, min_chunk) = match variant {
         Variant::Skinny { .. } => (SKINNY_TARGET_WORKGROUPS, SKINNY_MIN_CHUNK),
+        Variant::Gemv(_) if workgroups >= GEMV_SPLIT_WORKGROUPS => return (1, k),
+        Variant::Gemv(_) => (GEMV_SPLIT_WORKGROUPS, GEMV_MIN_CHUNK),
         Variant::Tiled(_) | Variant::Coop(_) => (TILED_TARGET_WORKGROUPS, TILED_MIN_CHUNK),
     };
     let by_k = k / min_chunk;
@@ -372,6 +418,8 @@ fn gemm_params(g: &Gemm, split: &Split, variant: Variant, [m0, n0, z0]: [usize; 
     let a_kfast = !(g.a.rs == 1 && g.a.cs != 1);
     let b_nfast = match variant {
         Variant::Skinny { nfast } => nfast,
+        // Reads B along columns by construction.
+        Variant::Gemv(_) => true,
         Variant::Tiled(_) | Variant::Coop(_) => !(g.b.rs == 1 && g.b.cs != 1),
     };
     Ok(GemmParams {
@@ -691,7 +739,7 @@ mod tests {
         // Few rows stay on the skinny kernel; other dtypes on the tiled one.
         assert!(matches!(
             choose_variant(&caps, &gemm_of(DType::F16, 1, 4096, 4096), 1).unwrap(),
-            Variant::Skinny { .. }
+            Variant::Skinny { .. } | Variant::Gemv(_)
         ));
         for d in [DType::F32, DType::BF16, DType::F64] {
             assert!(
@@ -726,6 +774,48 @@ mod tests {
         small_mem.limits.max_compute_workgroup_storage_size = 16384;
         let v = choose_variant(&small_mem, &gemm_of(DType::F16, 4096, 4096, 4096), 1).unwrap();
         assert_eq!(v, Variant::Coop(CoopTile { frag: 16, subgroup: 32, large: false }));
+    }
+
+    #[test]
+    fn few_rows_with_aligned_n_contiguous_weights_use_the_wide_skinny_kernel() {
+        let caps = DeviceCaps::for_tests();
+        let pick = |g: &Gemm, batch| choose_variant(&caps, g, batch).unwrap();
+        let mut g = gemm_of(DType::F16, 1, 4096, 4096);
+        g.b.window.bytes = 4096 * 4096 * 2;
+        // 512 vectors of 8 columns: 2 per workgroup keeps 256 workgroups, and no split-K.
+        assert_eq!(pick(&g, 1), Variant::Gemv(GemvTile { ct: 2, rows: 1 }));
+        assert_eq!(choose_split(pick(&g, 1), 4096, 256, 4096), (1, 4096));
+        let mut f = gemm_of(DType::F32, 1, 4096, 4096);
+        f.b.window.bytes = 4096 * 4096 * 4;
+        assert_eq!(pick(&f, 1), Variant::Gemv(GemvTile { ct: 4, rows: 1 }));
+        // A 256-wide layer: K lanes limited to half of K.
+        let mut s = gemm_of(DType::F32, 1, 256, 256);
+        s.b.window.bytes = 256 * 256 * 4;
+        assert_eq!(pick(&s, 1), Variant::Gemv(GemvTile { ct: 2, rows: 1 }));
+        let mut r = gemm_of(DType::BF16, 3, 256, 256);
+        r.b.window.bytes = 256 * 256 * 2;
+        assert_eq!(pick(&r, 1), Variant::Gemv(GemvTile { ct: 2, rows: 4 }));
+        // Not whole vectors, transposed B, F64, K = 0: the per-element skinny kernel.
+        let skinny = |g: &Gemm| matches!(pick(g, 1), Variant::Skinny { .. });
+        let mut odd = gemm_of(DType::F16, 1, 12, 64);
+        odd.b.window.bytes = 12 * 64 * 2;
+        assert!(skinny(&odd));
+        let mut ragged_window = gemm_of(DType::F32, 1, 8, 3);
+        ragged_window.b.window.bytes = 8 * 3 * 4 + 4;
+        assert!(skinny(&ragged_window));
+        let mut t = g.b.clone();
+        (t.rs, t.cs) = (1, 4096);
+        assert!(skinny(&Gemm { b: t, ..gemm_of(DType::F16, 1, 4096, 4096) }));
+        assert!(skinny(&gemm_of(DType::F64, 1, 256, 256)));
+        assert!(skinny(&gemm_of(DType::F32, 1, 256, 0)));
+        let mut unaligned_batch = gemm_of(DType::F32, 1, 8, 3);
+        unaligned_batch.b.batch = vec![26];
+        unaligned_batch.batch_dims = vec![2];
+        assert!(skinny(&unaligned_batch));
+        // Few workgroups and a very long K: split.
+        let tiny = Variant::Gemv(GemvTile { ct: 1, rows: 1 });
+        assert_eq!(choose_split(tiny, 1 << 16, 4, 16), (16, 4096));
+        assert_eq!(choose_split(tiny, 4000, 4, 16), (1, 4000));
     }
 
     #[test]

@@ -101,6 +101,8 @@ pub const LINALG_COMMON: &str = include_str!("wgsl/linalg_common.wgsl");
 pub const TILED: &str = include_str!("wgsl/linalg.wgsl");
 /// The cooperative-matrix (tensor-core) product template.
 pub const COOP: &str = include_str!("wgsl/linalg_coop.wgsl");
+/// The cooperative-matrix product template with vector loads and double-buffered tiles.
+pub const COOP_VEC: &str = include_str!("wgsl/linalg_coop_vec.wgsl");
 /// The skinny (few rows) product template.
 pub const SKINNY: &str = include_str!("wgsl/linalg_skinny.wgsl");
 /// The wide skinny (GEMV) product template: vector loads of an N-contiguous B.
@@ -214,6 +216,23 @@ impl CoopTile {
         u64::from(halves) * 2 + u64::from(wm * wn * self.frag * self.frag) * 4
     }
 
+    /// Bytes of workgroup memory the vector-load kernel declares: as [`CoopTile::workgroup_bytes`]
+    /// with the A and B tiles `nbuf` times.
+    pub fn vec_workgroup_bytes(self, nbuf: u32) -> u64 {
+        let (wm, wn, _, _) = self.grid();
+        let (tm, tn) = self.block();
+        let halves = u64::from(tm * (COOP_BK + 8) + COOP_BK * (tn + 8)) * u64::from(nbuf);
+        halves * 2 + u64::from(wm * wn * self.frag * self.frag) * 4
+    }
+
+    /// Whether the vector-load kernel can be rendered: [`CoopTile::renderable`], and
+    /// invocations that each stage a whole number of 8-half vectors of both tiles.
+    fn vec_renderable(self) -> bool {
+        let (tm, tn) = self.block();
+        let nt = self.threads();
+        self.renderable() && (tm * COOP_BK / 8).is_multiple_of(nt) && (tn * COOP_BK / 8).is_multiple_of(nt)
+    }
+
     /// Whether the kernel can be rendered: a fragment size naga writes, and invocations that
     /// each stage a whole number of tile element pairs.
     fn renderable(self) -> bool {
@@ -234,6 +253,9 @@ pub enum Variant {
     Tiled(Tile),
     /// The cooperative-matrix kernel (F16 only).
     Coop(CoopTile),
+    /// The cooperative-matrix kernel with vector loads (`linalg_coop_vec.wgsl`, F16 only): for a
+    /// K-contiguous A and an N-contiguous B of whole 16-byte rows.
+    CoopVec(CoopVecTile),
     /// The skinny kernel; `nfast` when B is read along columns (N-contiguous B), else along K.
     Skinny {
         /// Consecutive threads on consecutive columns (64 columns x 4 K lanes per workgroup)
@@ -243,6 +265,31 @@ pub enum Variant {
     /// The wide skinny kernel (`linalg_gemv.wgsl`): 16-byte vector loads of an N-contiguous,
     /// vector-aligned B (F32, F16, BF16).
     Gemv(GemvTile),
+}
+
+/// The vector-load cooperative-matrix kernel's tile and staging.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct CoopVecTile {
+    /// Fragments, subgroups and output tile.
+    pub tile: CoopTile,
+    /// Two staged K slices (one barrier per step) rather than one (two barriers).
+    pub double_buffer: bool,
+}
+
+impl CoopVecTile {
+    /// Staged K slices.
+    pub fn nbuf(self) -> u32 {
+        if self.double_buffer {
+            2
+        } else {
+            1
+        }
+    }
+
+    /// Bytes of workgroup memory the kernel declares.
+    pub fn workgroup_bytes(self) -> u64 {
+        self.tile.vec_workgroup_bytes(self.nbuf())
+    }
 }
 
 /// Shape of the wide skinny kernel's workgroup (256 invocations).
@@ -280,6 +327,7 @@ impl Variant {
         match self {
             Variant::Tiled(t) => (t.shape(d).tm(), t.shape(d).tn()),
             Variant::Coop(t) => t.block(),
+            Variant::CoopVec(t) => t.tile.block(),
             Variant::Skinny { nfast } => (SKINNY_ROWS, if nfast { 64 } else { 4 }),
             Variant::Gemv(t) => (t.rows, t.ct * gemv_columns(d).unwrap_or(1)),
         }
@@ -424,7 +472,7 @@ pub fn module(d: DType, out: DType, variant: Variant, epi: Epilogue) -> Option<R
             if d != DType::F16 || !t.renderable() {
                 return None;
             }
-            let code = CoopCode::new(t);
+            let code = CoopCode::new(t, false);
             let (wm, wn, fm, fn_) = t.grid();
             let num = |x: u32| x.to_string();
             let slots = [
@@ -443,6 +491,34 @@ pub fn module(d: DType, out: DType, variant: Variant, epi: Epilogue) -> Option<R
             ];
             let slots: Vec<(&str, &str)> = slots.iter().map(|(k, v)| (*k, v.as_str())).collect();
             assemble("enable f16;\nenable wgpu_cooperative_matrix;\n", d, out, &inputs, epi, COOP, &slots)
+        }
+        Variant::CoopVec(v) => {
+            let t = v.tile;
+            if d != DType::F16 || !t.vec_renderable() {
+                return None;
+            }
+            let code = CoopCode::new(t, true);
+            let (wm, wn, fm, fn_) = t.grid();
+            let num = |x: u32| x.to_string();
+            let slots = [
+                ("F", num(t.frag)),
+                ("WM", num(wm)),
+                ("WN", num(wn)),
+                ("FM", num(fm)),
+                ("FN", num(fn_)),
+                ("BK", num(COOP_BK)),
+                ("SG", num(t.subgroup)),
+                ("NBUF", num(v.nbuf())),
+                ("DECLS", code.decls()),
+                ("LOAD", code.load()),
+                ("STAGE", code.stage()),
+                ("COMPUTE", code.compute()),
+                ("STORE", code.store()),
+            ];
+            let slots: Vec<(&str, &str)> = slots.iter().map(|(k, v)| (*k, v.as_str())).collect();
+            // A and B are declared by the template as arrays of vectors.
+            let prelude = "enable f16;\nenable wgpu_cooperative_matrix;\n";
+            assemble(prelude, d, out, &[("", d), ("", d)], epi, COOP_VEC, &slots)
         }
         Variant::Skinny { nfast } => {
             let raw = raw_access(d);
@@ -765,28 +841,49 @@ impl Unrolled {
 /// `linalg_coop.wgsl`). Names: `ca{r}`/`cb{r}` tile coordinates of the first element of the r-th
 /// staged pair, `ia{r}`/`ib{r}` its workgroup index, `pa{r}`/`pb{r}` the pair's prefetched f16
 /// bits, `c{i}_{j}` the accumulator fragment of fragment row i, column j of the subgroup's block.
+///
+/// With `vec` (`linalg_coop_vec.wgsl`) the staged units are 8-half vectors: `pa{r}`/`pb{r}` the
+/// prefetched vectors, `oa{r}`/`ob{r}` whether they lie in the operand, and the tiles are read
+/// at the current buffer's offsets `abuf`/`bbuf`.
 struct CoopCode {
     t: CoopTile,
-    /// Element pairs of the A and B tiles each invocation stages per K step.
+    /// Vector loads rather than element pairs.
+    vec: bool,
+    /// Element pairs (vectors) of the A and B tiles each invocation stages per K step.
     la: u32,
     lb: u32,
 }
 
 impl CoopCode {
-    fn new(t: CoopTile) -> CoopCode {
+    fn new(t: CoopTile, vec: bool) -> CoopCode {
         let (tm, tn) = t.block();
         let nt = t.threads().max(1);
-        CoopCode { t, la: tm * COOP_BK / 2 / nt, lb: tn * COOP_BK / 2 / nt }
+        let per = if vec { 8 } else { 2 };
+        CoopCode { t, vec, la: tm * COOP_BK / per / nt, lb: tn * COOP_BK / per / nt }
     }
 
     fn decls(&self) -> String {
         let nt = self.t.threads();
         let mut out = String::new();
-        for r in 0..self.la {
+        if self.vec {
+            for r in 0..self.la {
+                out += &format!("    let ca{r} = a_coord(li + {}u);\n", nt * r);
+                out += &format!(
+                    "    let ia{r} = ca{r}.x * SA + ca{r}.y;\n    var pa{r} = vec4<u32>(0u);\n    var oa{r} = false;\n"
+                );
+            }
+            for r in 0..self.lb {
+                out += &format!("    let cb{r} = b_coord(li + {}u);\n", nt * r);
+                out += &format!(
+                    "    let ib{r} = cb{r}.x * SB + cb{r}.y;\n    var pb{r} = vec4<u32>(0u);\n    var ob{r} = false;\n"
+                );
+            }
+        }
+        for r in 0..self.la * u32::from(!self.vec) {
             out += &format!("    let ca{r} = a_coord(li + {}u);\n", nt * r);
             out += &format!("    let ia{r} = ca{r}.x * SA + ca{r}.y;\n    var pa{r} = 0u;\n");
         }
-        for r in 0..self.lb {
+        for r in 0..self.lb * u32::from(!self.vec) {
             out += &format!("    let cb{r} = b_coord(li + {}u);\n", nt * r);
             out += &format!("    let ib{r} = cb{r}.x * SB + cb{r}.y;\n    var pb{r} = 0u;\n");
         }
@@ -801,6 +898,19 @@ impl CoopCode {
 
     fn load(&self) -> String {
         let mut out = String::new();
+        if self.vec {
+            for r in 0..self.la {
+                out += &format!(
+                    "        pa{r} = a[index_a(off.x, row0, k0, kend, ca{r})];\n        oa{r} = inside_a(row0, k0, kend, ca{r});\n"
+                );
+            }
+            for r in 0..self.lb {
+                out += &format!(
+                    "        pb{r} = b[index_b(off.y, col0, k0, kend, cb{r})];\n        ob{r} = inside_b(col0, k0, kend, cb{r});\n"
+                );
+            }
+            return out;
+        }
         for r in 0..self.la {
             out += &format!(
                 "        pa{r} = pair_a(index_a(off.x, row0, k0, kend, ca{r}), index_a(off.x, row0, k0, kend, ca{r} + a_next()));\n"
@@ -816,6 +926,15 @@ impl CoopCode {
 
     fn stage(&self) -> String {
         let mut out = String::new();
+        if self.vec {
+            for r in 0..self.la {
+                out += &format!("        stage_a(abuf + ia{r}, pa{r}, oa{r});\n");
+            }
+            for r in 0..self.lb {
+                out += &format!("        stage_b(bbuf + ib{r}, pb{r}, ob{r});\n");
+            }
+            return out;
+        }
         for r in 0..self.la {
             out += &format!("        stage_a(ia{r}, sa_step, pa{r});\n");
         }
@@ -828,19 +947,23 @@ impl CoopCode {
     fn compute(&self) -> String {
         let (_, _, fm, fn_) = self.t.grid();
         let f = self.t.frag;
+        let (abuf, bbuf) = if self.vec { ("abuf + ", "bbuf + ") } else { ("", "") };
         let mut out = String::new();
         for kk in 0..COOP_BK / f {
             out += "        {\n";
             for i in 0..fm {
                 out += &format!(
-                    "            let a{i} = coopLoadT<FragA>(&sa[(wr + {}u) * SA + {}u], SA);\n",
+                    "            let a{i} = coopLoadT<FragA>(&sa[{abuf}(wr + {}u) * SA + {}u], SA);\n",
                     i * f,
                     kk * f
                 );
             }
             for j in 0..fn_ {
-                out +=
-                    &format!("            let b{j} = coopLoadT<FragB>(&sb[{}u * SB + wc + {}u], SB);\n", kk * f, j * f);
+                out += &format!(
+                    "            let b{j} = coopLoadT<FragB>(&sb[{bbuf}{}u * SB + wc + {}u], SB);\n",
+                    kk * f,
+                    j * f
+                );
             }
             for i in 0..fm {
                 for j in 0..fn_ {

@@ -2,7 +2,9 @@
 
 use backend_api::op::UnaryOp;
 use backend_api::DType;
-use shaders::linalg::{acc_dtype, module, permute_module, splitk_module, CoopTile, Epilogue, GemvTile, Tile, Variant};
+use shaders::linalg::{
+    acc_dtype, module, permute_module, splitk_module, CoopTile, CoopVecTile, Epilogue, GemvTile, Tile, Variant,
+};
 
 mod common;
 use common::validate;
@@ -130,10 +132,37 @@ fn coop_tiles() -> Vec<CoopTile> {
     tiles
 }
 
+/// Every cooperative variant: element pairs, and vector loads single- and double-buffered.
+fn coop_variants() -> Vec<Variant> {
+    let mut vs = Vec::new();
+    for t in coop_tiles() {
+        vs.push(Variant::Coop(t));
+        for double_buffer in [false, true] {
+            vs.push(Variant::CoopVec(CoopVecTile { tile: t, double_buffer }));
+        }
+    }
+    vs
+}
+
+#[test]
+fn coop_vec_kernels_are_named_by_their_file_and_fit() {
+    for t in coop_tiles() {
+        let single = CoopVecTile { tile: t, double_buffer: false };
+        let src = module(DType::F16, DType::F16, Variant::CoopVec(single), Epilogue::Store).unwrap().unwrap();
+        assert_eq!(shaders::kernel_file(&src), Some("linalg_coop_vec.wgsl"));
+        assert!(shaders::is_trusted(&src));
+        // One buffer takes what the element-pair kernel takes; two fit 48 KiB.
+        assert_eq!(single.workgroup_bytes(), t.workgroup_bytes());
+        let double = CoopVecTile { double_buffer: true, ..single };
+        assert!(double.workgroup_bytes() <= 49152, "{double:?}: {}", double.workgroup_bytes());
+        let plain = module(DType::F16, DType::F16, Variant::Coop(t), Epilogue::Store).unwrap().unwrap();
+        assert_eq!(shaders::kernel_file(&plain), Some("linalg_coop.wgsl"));
+    }
+}
+
 #[test]
 fn every_coop_variant_is_valid() {
-    for t in coop_tiles() {
-        let v = Variant::Coop(t);
+    for v in coop_variants() {
         for epi in epilogues() {
             if let Some(src) = module(DType::F16, DType::F16, v, epi) {
                 let src = src.unwrap_or_else(|e| panic!("{v:?} {epi:?}: {e}"));
@@ -172,9 +201,9 @@ fn coop_small_tile_fits_default_workgroup_memory() {
 fn every_coop_variant_writes_spirv() {
     use naga::back::spv;
     use naga::proc::{BoundsCheckPolicies, BoundsCheckPolicy};
-    for t in coop_tiles() {
+    for t in coop_variants() {
         for epi in [Epilogue::Store, Epilogue::BiasAct(Some(UnaryOp::Tanh))] {
-            let src = module(DType::F16, DType::F16, Variant::Coop(t), epi).expect("coop").expect("renders");
+            let src = module(DType::F16, DType::F16, t, epi).expect("coop").expect("renders");
             let m = naga::front::wgsl::parse_str(&src).expect("parses");
             let caps = naga::valid::Capabilities::all();
             let info =

@@ -17,8 +17,8 @@ use backend_api::shape::try_numel;
 use backend_api::shape::{broadcast_strides, strides};
 use backend_api::{bail, ensure, DType, Error, ErrorKind, Result, Shape, TensorType};
 use shaders::linalg::{
-    acc_dtype, gemv_columns, module, permute_module, splitk_module, CoopTile, DotPermuteParams, Epilogue, GemmParams,
-    GemvTile, Tile, Variant, GEMV_THREADS,
+    acc_dtype, gemv_columns, module, permute_module, splitk_module, CoopTile, CoopVecTile, DotPermuteParams, Epilogue,
+    GemmParams, GemvTile, Tile, Variant, GEMV_THREADS,
 };
 use shaders::params::Params;
 use wgpu::wgt::{CooperativeMatrixProperties, CooperativeScalarType};
@@ -305,7 +305,7 @@ fn choose_variant(caps: &DeviceCaps, g: &Gemm, batch: usize) -> Result<Variant> 
     let large = g.m >= 128 && g.n >= 128 && large_tiles >= LARGE_TILE_MIN_TILES;
     if g.dtype == DType::F16 {
         if let Some(t) = coop_tile(caps, large) {
-            return Ok(Variant::Coop(t));
+            return Ok(coop_vec_tile(caps, g, t).map_or(Variant::Coop(t), Variant::CoopVec));
         }
     }
     let limit = u64::from(caps.limits.max_compute_workgroup_storage_size);
@@ -375,6 +375,28 @@ fn coop_tile(caps: &DeviceCaps, large: bool) -> Option<CoopTile> {
     [big].into_iter().filter(|_| large).chain([small]).find(fits)
 }
 
+/// The vector-load variant of cooperative tile `t` for `g`, when every staged 8-half vector is
+/// exact (see `linalg_coop_vec.wgsl`): A K-contiguous and B N-contiguous, K, N, the row strides
+/// and batch strides multiples of 8, both windows whole 16-byte vectors (the split-K ranges are
+/// multiples of 16, see [`choose_split`]). Double-buffered when the workgroup memory allows.
+fn coop_vec_tile(caps: &DeviceCaps, g: &Gemm, t: CoopTile) -> Option<CoopVecTile> {
+    let whole = |s: &Strided, fast: usize| {
+        fast == 1
+            && s.rs.is_multiple_of(8)
+            && s.batch.iter().all(|b| b.is_multiple_of(8))
+            && s.window.bytes.is_multiple_of(16)
+    };
+    let ok = g.k > 0 && g.k.is_multiple_of(8) && g.n.is_multiple_of(8) && whole(&g.a, g.a.cs) && whole(&g.b, g.b.cs);
+    if !ok {
+        return None;
+    }
+    let limit = u64::from(caps.limits.max_compute_workgroup_storage_size);
+    [true, false]
+        .into_iter()
+        .map(|double_buffer| CoopVecTile { tile: t, double_buffer })
+        .find(|v| v.workgroup_bytes() <= limit)
+}
+
 /// An f16 x f16 -> f32 configuration with M = N = K of 8 or 16 (the sizes naga writes).
 fn f16_to_f32_square(c: &CooperativeMatrixProperties) -> bool {
     c.ab_type == CooperativeScalarType::F16
@@ -391,7 +413,7 @@ fn choose_split(variant: Variant, k: usize, workgroups: usize, out_numel: usize)
         Variant::Skinny { .. } => (SKINNY_TARGET_WORKGROUPS, SKINNY_MIN_CHUNK),
         Variant::Gemv(_) if workgroups >= GEMV_SPLIT_WORKGROUPS => return (1, k),
         Variant::Gemv(_) => (GEMV_SPLIT_WORKGROUPS, GEMV_MIN_CHUNK),
-        Variant::Tiled(_) | Variant::Coop(_) => (TILED_TARGET_WORKGROUPS, TILED_MIN_CHUNK),
+        Variant::Tiled(_) | Variant::Coop(_) | Variant::CoopVec(_) => (TILED_TARGET_WORKGROUPS, TILED_MIN_CHUNK),
     };
     let by_k = k / min_chunk;
     // The partial sums must stay addressable with 32-bit indices.
@@ -420,7 +442,7 @@ fn gemm_params(g: &Gemm, split: &Split, variant: Variant, [m0, n0, z0]: [usize; 
         Variant::Skinny { nfast } => nfast,
         // Reads B along columns by construction.
         Variant::Gemv(_) => true,
-        Variant::Tiled(_) | Variant::Coop(_) => !(g.b.rs == 1 && g.b.cs != 1),
+        Variant::Tiled(_) | Variant::Coop(_) | Variant::CoopVec(_) => !(g.b.rs == 1 && g.b.cs != 1),
     };
     Ok(GemmParams {
         m: u32_of(g.m, "rows")?,
@@ -733,7 +755,8 @@ mod tests {
         use CooperativeScalarType::{F16, F32};
         let caps = coop_caps(vec![coop_config(8, F16, F32), coop_config(16, F16, F32), coop_config(16, F16, F16)]);
         let big = choose_variant(&caps, &gemm_of(DType::F16, 4096, 4096, 4096), 1).unwrap();
-        assert_eq!(big, Variant::Coop(CoopTile { frag: 16, subgroup: 32, large: true }));
+        let big_tile = CoopTile { frag: 16, subgroup: 32, large: true };
+        assert_eq!(big, Variant::CoopVec(CoopVecTile { tile: big_tile, double_buffer: true }));
         let ragged = choose_variant(&caps, &gemm_of(DType::F16, 37, 45, 19), 1).unwrap();
         assert_eq!(ragged, Variant::Coop(CoopTile { frag: 16, subgroup: 32, large: false }));
         // Few rows stay on the skinny kernel; other dtypes on the tiled one.
@@ -749,7 +772,7 @@ mod tests {
         }
         // Only an 8x8 configuration: 8x8 fragments.
         let eight = coop_caps(vec![coop_config(8, F16, F32)]);
-        let v = choose_variant(&eight, &gemm_of(DType::F16, 64, 64, 64), 1).unwrap();
+        let v = choose_variant(&eight, &gemm_of(DType::F16, 64, 64, 60), 1).unwrap();
         assert_eq!(v, Variant::Coop(CoopTile { frag: 8, subgroup: 32, large: false }));
     }
 
@@ -773,7 +796,36 @@ mod tests {
         let mut small_mem = coop_caps(vec![coop_config(16, F16, F32)]);
         small_mem.limits.max_compute_workgroup_storage_size = 16384;
         let v = choose_variant(&small_mem, &gemm_of(DType::F16, 4096, 4096, 4096), 1).unwrap();
-        assert_eq!(v, Variant::Coop(CoopTile { frag: 16, subgroup: 32, large: false }));
+        let small = CoopTile { frag: 16, subgroup: 32, large: false };
+        assert_eq!(v, Variant::CoopVec(CoopVecTile { tile: small, double_buffer: false }));
+    }
+
+    #[test]
+    fn f16_vector_loads_only_for_whole_aligned_vectors() {
+        use CooperativeScalarType::{F16, F32};
+        let caps = coop_caps(vec![coop_config(16, F16, F32)]);
+        let pick = |g: &Gemm| choose_variant(&caps, g, 1).unwrap();
+        let large = CoopTile { frag: 16, subgroup: 32, large: true };
+        let g = gemm_of(DType::F16, 2048, 2048, 2048);
+        assert_eq!(pick(&g), Variant::CoopVec(CoopVecTile { tile: large, double_buffer: true }));
+        // K or N not a multiple of 8, a transposed operand, a strided or unaligned batch, or a
+        // window that is not whole vectors: element pairs.
+        assert_eq!(pick(&gemm_of(DType::F16, 2048, 2048, 2044)), Variant::Coop(large));
+        assert_eq!(pick(&gemm_of(DType::F16, 2048, 2044, 2048)), Variant::Coop(large));
+        let mut at = gemm_of(DType::F16, 2048, 2048, 2048);
+        (at.a.rs, at.a.cs) = (1, 2048);
+        assert_eq!(pick(&at), Variant::Coop(large));
+        let mut bt = gemm_of(DType::F16, 2048, 2048, 2048);
+        (bt.b.rs, bt.b.cs) = (1, 2048);
+        assert_eq!(pick(&bt), Variant::Coop(large));
+        let mut batch = gemm_of(DType::F16, 2048, 2048, 2048);
+        batch.batch_dims = vec![2];
+        batch.a.batch = vec![2048 * 2048 + 4];
+        batch.b.batch = vec![0];
+        assert_eq!(choose_variant(&caps, &batch, 2).unwrap(), Variant::Coop(large));
+        let mut window = gemm_of(DType::F16, 2048, 2048, 2048);
+        window.b.window.bytes = 2048 * 2048 * 2 + 8;
+        assert_eq!(pick(&window), Variant::Coop(large));
     }
 
     #[test]
@@ -845,6 +897,14 @@ mod tests {
         let uses_coop = |ks: &[Kernel]| ks.iter().any(|k| k.source.contains("coopMultiplyAdd"));
         let plain = lower_f16_matmul(&caps, 37, 45, 19);
         assert!(uses_coop(&plain));
+        let is_vec = |ks: &[Kernel]| ks.iter().any(|k| shaders::kernel_file(&k.source) == Some("linalg_coop_vec.wgsl"));
+        assert!(!is_vec(&plain));
+        // Whole vectors (K and N multiples of 8): the vector-load kernel, also split over K.
+        let vec = lower_f16_matmul(&caps, 40, 48, 24);
+        assert!(uses_coop(&vec) && is_vec(&vec));
+        assert!(shaders::is_trusted(&vec[vec.len() - 1].source));
+        let vec_split = lower_f16_matmul(&caps, 65, 64, 1032);
+        assert!(is_vec(&vec_split) && vec_split.iter().any(|k| k.source.contains("ld_part")));
         let product = plain.iter().find(|k| k.source.contains("coopMultiplyAdd")).unwrap();
         assert!(shaders::is_trusted(&product.source));
         // Few tiles and a long K: split-K partial sums, then the trusted reduction.

@@ -1,8 +1,10 @@
 //! Variants of the linalg family (§2.6 MatMul, DotGeneral, FusedMatMulBiasAct):
 //! - the tiled batched matrix product (`linalg.wgsl`), 64 x 64 or 128 x 128 output tiles;
 //! - the tensor-core product for F16 (`linalg_coop.wgsl`): f16 cooperative matrices with f32
-//!   accumulators, on devices that have them;
-//! - the skinny product for few rows (`linalg_skinny.wgsl`: batch-1 layers, GEMV);
+//!   accumulators, on devices that have them, and its vector-load, double-buffered form for
+//!   operands stored in whole 16-byte rows (`linalg_coop_vec.wgsl`);
+//! - the skinny product for few rows (`linalg_skinny.wgsl`: batch-1 layers, GEMV), and its wide
+//!   form reading an aligned N-contiguous B as 16-byte vectors (`linalg_gemv.wgsl`);
 //! - the split-K reduction (`linalg_splitk.wgsl`) that adds the f32/f64 partial sums the product
 //!   kernels write when K is split over several workgroups;
 //! - the strided copy (`linalg_permute.wgsl`) that DotGeneral uses to reorder an operand.

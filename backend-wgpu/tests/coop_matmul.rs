@@ -135,6 +135,28 @@ fn coop_matmul_ragged_shapes() {
 }
 
 #[test]
+fn coop_vector_load_shapes() {
+    // K and N multiples of 8: the vector-load kernel (`linalg_coop_vec.wgsl`), double-buffered
+    // where the workgroup memory allows, with ragged M, tile edges along N, several K steps, batch
+    // offsets that are whole vectors, split-K, and the large tile.
+    let Some(coop) = coop_backend() else { return };
+    let tiled = tiled_backend();
+    let cases: [(&[usize], &[usize]); 8] = [
+        (&[9, 8], &[8, 8]),
+        (&[37, 24], &[24, 40]),
+        (&[64, 96], &[96, 64]),
+        (&[65, 200], &[200, 136]),
+        (&[3, 17, 40], &[40, 72]),
+        (&[2, 1, 15, 16], &[3, 16, 24]),
+        (&[65, 1032], &[1032, 64]),
+        (&[64, 136, 40], &[1, 40, 136]),
+    ];
+    for (seed, (a, b)) in cases.iter().enumerate() {
+        matmul_case(&coop, &tiled, a, b, 300 + 2 * seed as u64);
+    }
+}
+
+#[test]
 fn coop_fused_bias_and_activation() {
     let Some(coop) = coop_backend() else { return };
     let tiled = tiled_backend();

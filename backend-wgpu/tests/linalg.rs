@@ -167,6 +167,27 @@ fn matmul_split_k_and_skinny_paths() {
 }
 
 #[test]
+fn matmul_gemv_paths() {
+    let be = wgpu();
+    for d in float_dtypes(&be) {
+        // N a multiple of 8: the wide skinny kernel (vector loads of B) for F32/F16/BF16, over
+        // 1, 2 and 4 rows per workgroup, two row blocks, batches, K = 1 and short K.
+        check_matmul(&be, d, &[1, 256], &[256, 256], 50);
+        check_matmul(&be, d, &[2, 100], &[100, 64], 51);
+        check_matmul(&be, d, &[3, 37], &[37, 8], 52);
+        check_matmul(&be, d, &[7, 33], &[33, 24], 53);
+        check_matmul(&be, d, &[3, 1, 40], &[3, 40, 16], 54);
+        check_matmul(&be, d, &[1, 1], &[1, 8], 55);
+        check_matmul(&be, d, &[1, 5], &[5, 2048], 56);
+        // Few workgroups and a long K: K split over partial sums.
+        check_matmul(&be, d, &[1, 9000], &[9000, 16], 57);
+        // N not a multiple of the vector: the per-element skinny kernel (F16/BF16), or the wide
+        // one with 4-column vectors (F32).
+        check_matmul(&be, d, &[1, 64], &[64, 12], 58);
+    }
+}
+
+#[test]
 fn matmul_grid_split_over_dispatches() {
     let be = wgpu();
     let max = be.device_caps().limits.max_compute_workgroups_per_dimension as usize;
@@ -183,7 +204,7 @@ fn fused(act: Option<UnaryOp>) -> Op {
 fn fused_bias_and_activation() {
     let be = wgpu();
     let acts: Vec<Option<UnaryOp>> = vec![None, Some(UnaryOp::Relu), Some(UnaryOp::Exp)];
-    let cases: [(&[usize], &[usize], &[usize]); 6] = [
+    let cases: [(&[usize], &[usize], &[usize]); 8] = [
         (&[65, 33], &[33, 63], &[63]),
         (&[64, 3], &[3, 64], &[64, 1]),
         (&[2, 1, 5, 0], &[3, 0, 7], &[2, 1, 1, 7]),
@@ -191,6 +212,9 @@ fn fused_bias_and_activation() {
         // skinny with split K, and tiled with split K: the bias is added by the reduction
         (&[2, 1100], &[1100, 9], &[2, 1]),
         (&[66, 1040], &[1040, 3], &[66, 3]),
+        // the wide skinny kernel: bias broadcast along rows, and per row
+        (&[1, 300], &[300, 64], &[64]),
+        (&[5, 70], &[70, 16], &[5, 1]),
     ];
     for d in float_dtypes(&be) {
         for &act in &acts {

@@ -1,8 +1,10 @@
 //! Variants of the linalg family (§2.6 MatMul, DotGeneral, FusedMatMulBiasAct):
 //! - the tiled batched matrix product (`linalg.wgsl`), 64 x 64 or 128 x 128 output tiles;
 //! - the tensor-core product for F16 (`linalg_coop.wgsl`): f16 cooperative matrices with f32
-//!   accumulators, on devices that have them;
-//! - the skinny product for few rows (`linalg_skinny.wgsl`: batch-1 layers, GEMV);
+//!   accumulators, on devices that have them, and its vector-load, double-buffered form for
+//!   operands stored in whole 16-byte rows (`linalg_coop_vec.wgsl`);
+//! - the skinny product for few rows (`linalg_skinny.wgsl`: batch-1 layers, GEMV), and its wide
+//!   form reading an aligned N-contiguous B as 16-byte vectors (`linalg_gemv.wgsl`);
 //! - the split-K reduction (`linalg_splitk.wgsl`) that adds the f32/f64 partial sums the product
 //!   kernels write when K is split over several workgroups;
 //! - the strided copy (`linalg_permute.wgsl`) that DotGeneral uses to reorder an operand.
@@ -101,8 +103,12 @@ pub const LINALG_COMMON: &str = include_str!("wgsl/linalg_common.wgsl");
 pub const TILED: &str = include_str!("wgsl/linalg.wgsl");
 /// The cooperative-matrix (tensor-core) product template.
 pub const COOP: &str = include_str!("wgsl/linalg_coop.wgsl");
+/// The cooperative-matrix product template with vector loads and double-buffered tiles.
+pub const COOP_VEC: &str = include_str!("wgsl/linalg_coop_vec.wgsl");
 /// The skinny (few rows) product template.
 pub const SKINNY: &str = include_str!("wgsl/linalg_skinny.wgsl");
+/// The wide skinny (GEMV) product template: vector loads of an N-contiguous B.
+pub const GEMV: &str = include_str!("wgsl/linalg_gemv.wgsl");
 /// The split-K reduction template.
 pub const SPLITK: &str = include_str!("wgsl/linalg_splitk.wgsl");
 /// The strided-copy template.
@@ -212,6 +218,23 @@ impl CoopTile {
         u64::from(halves) * 2 + u64::from(wm * wn * self.frag * self.frag) * 4
     }
 
+    /// Bytes of workgroup memory the vector-load kernel declares: as [`CoopTile::workgroup_bytes`]
+    /// with the A and B tiles `nbuf` times.
+    pub fn vec_workgroup_bytes(self, nbuf: u32) -> u64 {
+        let (wm, wn, _, _) = self.grid();
+        let (tm, tn) = self.block();
+        let halves = u64::from(tm * (COOP_BK + 8) + COOP_BK * (tn + 8)) * u64::from(nbuf);
+        halves * 2 + u64::from(wm * wn * self.frag * self.frag) * 4
+    }
+
+    /// Whether the vector-load kernel can be rendered: [`CoopTile::renderable`], and
+    /// invocations that each stage a whole number of 8-half vectors of both tiles.
+    fn vec_renderable(self) -> bool {
+        let (tm, tn) = self.block();
+        let nt = self.threads();
+        self.renderable() && (tm * COOP_BK / 8).is_multiple_of(nt) && (tn * COOP_BK / 8).is_multiple_of(nt)
+    }
+
     /// Whether the kernel can be rendered: a fragment size naga writes, and invocations that
     /// each stage a whole number of tile element pairs.
     fn renderable(self) -> bool {
@@ -232,12 +255,72 @@ pub enum Variant {
     Tiled(Tile),
     /// The cooperative-matrix kernel (F16 only).
     Coop(CoopTile),
+    /// The cooperative-matrix kernel with vector loads (`linalg_coop_vec.wgsl`, F16 only): for a
+    /// K-contiguous A and an N-contiguous B of whole 16-byte rows.
+    CoopVec(CoopVecTile),
     /// The skinny kernel; `nfast` when B is read along columns (N-contiguous B), else along K.
     Skinny {
         /// Consecutive threads on consecutive columns (64 columns x 4 K lanes per workgroup)
         /// rather than on consecutive k (4 columns x 64 K lanes).
         nfast: bool,
     },
+    /// The wide skinny kernel (`linalg_gemv.wgsl`): 16-byte vector loads of an N-contiguous,
+    /// vector-aligned B (F32, F16, BF16).
+    Gemv(GemvTile),
+}
+
+/// The vector-load cooperative-matrix kernel's tile and staging.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct CoopVecTile {
+    /// Fragments, subgroups and output tile.
+    pub tile: CoopTile,
+    /// Two staged K slices (one barrier per step) rather than one (two barriers).
+    pub double_buffer: bool,
+}
+
+impl CoopVecTile {
+    /// Staged K slices.
+    pub fn nbuf(self) -> u32 {
+        if self.double_buffer {
+            2
+        } else {
+            1
+        }
+    }
+
+    /// Bytes of workgroup memory the kernel declares.
+    pub fn workgroup_bytes(self) -> u64 {
+        self.tile.vec_workgroup_bytes(self.nbuf())
+    }
+}
+
+/// Shape of the wide skinny kernel's workgroup (256 invocations).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct GemvTile {
+    /// Column invocations (a power of two, 1 to 64); the other 256 / `ct` lanes split K.
+    pub ct: u32,
+    /// Output rows per workgroup (1, 2 or 4).
+    pub rows: u32,
+}
+
+/// Invocations per workgroup of the wide skinny kernel.
+pub const GEMV_THREADS: u32 = 256;
+
+/// Columns one invocation of the wide skinny kernel owns for `d` (one 16-byte vector of B):
+/// 4 for F32, 8 for F16 and BF16; `None` for other dtypes.
+pub fn gemv_columns(d: DType) -> Option<u32> {
+    match d {
+        DType::F32 => Some(4),
+        DType::F16 | DType::BF16 => Some(8),
+        _ => None,
+    }
+}
+
+impl GemvTile {
+    /// Whether the kernel can be rendered for `d`.
+    fn renderable(self, d: DType) -> bool {
+        gemv_columns(d).is_some() && self.ct.is_power_of_two() && self.ct <= 64 && matches!(self.rows, 1 | 2 | 4)
+    }
 }
 
 impl Variant {
@@ -246,7 +329,9 @@ impl Variant {
         match self {
             Variant::Tiled(t) => (t.shape(d).tm(), t.shape(d).tn()),
             Variant::Coop(t) => t.block(),
+            Variant::CoopVec(t) => t.tile.block(),
             Variant::Skinny { nfast } => (SKINNY_ROWS, if nfast { 64 } else { 4 }),
+            Variant::Gemv(t) => (t.rows, t.ct * gemv_columns(d).unwrap_or(1)),
         }
     }
 }
@@ -316,7 +401,10 @@ fn assemble(
     let finish = finish_body(d, epi)?;
     let mut tensors = String::new();
     for (k, (name, dt)) in inputs.iter().enumerate() {
-        tensors += &tensor_binding(name, 1 + k as u32, *dt, Access::Read);
+        // An empty name holds the binding number of an operand the kernel declares itself.
+        if !name.is_empty() {
+            tensors += &tensor_binding(name, 1 + k as u32, *dt, Access::Read);
+        }
     }
     if let Epilogue::BiasAct(_) = epi {
         tensors += &tensor_binding("bias", 1 + inputs.len() as u32, d, Access::Read);
@@ -386,7 +474,7 @@ pub fn module(d: DType, out: DType, variant: Variant, epi: Epilogue) -> Option<R
             if d != DType::F16 || !t.renderable() {
                 return None;
             }
-            let code = CoopCode::new(t);
+            let code = CoopCode::new(t, false);
             let (wm, wn, fm, fn_) = t.grid();
             let num = |x: u32| x.to_string();
             let slots = [
@@ -406,6 +494,34 @@ pub fn module(d: DType, out: DType, variant: Variant, epi: Epilogue) -> Option<R
             let slots: Vec<(&str, &str)> = slots.iter().map(|(k, v)| (*k, v.as_str())).collect();
             assemble("enable f16;\nenable wgpu_cooperative_matrix;\n", d, out, &inputs, epi, COOP, &slots)
         }
+        Variant::CoopVec(v) => {
+            let t = v.tile;
+            if d != DType::F16 || !t.vec_renderable() {
+                return None;
+            }
+            let code = CoopCode::new(t, true);
+            let (wm, wn, fm, fn_) = t.grid();
+            let num = |x: u32| x.to_string();
+            let slots = [
+                ("F", num(t.frag)),
+                ("WM", num(wm)),
+                ("WN", num(wn)),
+                ("FM", num(fm)),
+                ("FN", num(fn_)),
+                ("BK", num(COOP_BK)),
+                ("SG", num(t.subgroup)),
+                ("NBUF", num(v.nbuf())),
+                ("DECLS", code.decls()),
+                ("LOAD", code.load()),
+                ("STAGE", code.stage()),
+                ("COMPUTE", code.compute()),
+                ("STORE", code.store()),
+            ];
+            let slots: Vec<(&str, &str)> = slots.iter().map(|(k, v)| (*k, v.as_str())).collect();
+            // A and B are declared by the template as arrays of vectors.
+            let prelude = "enable f16;\nenable wgpu_cooperative_matrix;\n";
+            assemble(prelude, d, out, &[("", d), ("", d)], epi, COOP_VEC, &slots)
+        }
         Variant::Skinny { nfast } => {
             let raw = raw_access(d);
             let slots = [
@@ -414,6 +530,31 @@ pub fn module(d: DType, out: DType, variant: Variant, epi: Epilogue) -> Option<R
                 ("RAW", raw.as_str()),
             ];
             assemble("", d, out, &inputs, epi, SKINNY, &slots)
+        }
+        Variant::Gemv(t) => {
+            if !t.renderable(d) {
+                return None;
+            }
+            let code = GemvCode::new(t, d)?;
+            let raw = raw_a_access(d);
+            let num = |x: u32| x.to_string();
+            let slots = [
+                ("CT", num(t.ct)),
+                ("ROWS", num(t.rows)),
+                ("CW", num(code.cw)),
+                ("BVEC", code.bvec().to_string()),
+                ("RED", num(GEMV_THREADS * code.groups() * code.rows_per_pass())),
+                ("RAW", raw),
+                ("DECLS", code.decls()),
+                ("U", num(code.unroll())),
+                ("BODYU", code.body(code.unroll())),
+                ("BODY1", code.body(1)),
+                ("REDUCE", code.reduce()),
+            ];
+            let slots: Vec<(&str, &str)> = slots.iter().map(|(k, v)| (*k, v.as_str())).collect();
+            // B is declared by the template as an array of vectors: only A goes through the
+            // common bindings, and the bias and output keep their binding numbers.
+            assemble("", d, out, &[("a", d), ("", d)], epi, GEMV, &slots)
         }
     }
 }
@@ -449,6 +590,144 @@ fn raw_access(d: DType) -> String {
         out += F16_TO_F32;
     }
     out
+}
+
+/// `RAW`, `raw_a(i)` and `cvt(x, i)` of [`raw_access`], without `raw_b` (for kernels that
+/// declare B themselves).
+fn raw_a_access(d: DType) -> String {
+    raw_access(d).lines().filter(|l| !l.starts_with("fn raw_b(")).map(|l| l.to_string() + "\n").collect()
+}
+
+/// The straight-line code of the wide skinny kernel (see `linalg_gemv.wgsl`). Names: `v{e}` the
+/// B vector of the e-th k of an iteration, `w{e}_{g}` its g-th 4 columns converted, `x{e}_{r}`
+/// element (row r, that k) of A, `acc{r}_{g}` the sums of row r, columns 4g .. 4g+3.
+struct GemvCode {
+    t: GemvTile,
+    d: DType,
+    /// Columns per invocation.
+    cw: u32,
+}
+
+impl GemvCode {
+    fn new(t: GemvTile, d: DType) -> Option<GemvCode> {
+        Some(GemvCode { t, d, cw: gemv_columns(d)? })
+    }
+
+    /// k per lane and main-loop iteration: 8 vector loads in flight for a single row, 4 when
+    /// the A values of several rows take registers too.
+    fn unroll(&self) -> u32 {
+        if self.t.rows == 1 {
+            8
+        } else {
+            4
+        }
+    }
+
+    /// 4-column groups per invocation.
+    fn groups(&self) -> u32 {
+        self.cw / 4
+    }
+
+    /// Rows reduced together: as many as keep `red` within 16 KiB (256 x 16-byte vectors per
+    /// group and row).
+    fn rows_per_pass(&self) -> u32 {
+        (4 / self.groups().max(1)).clamp(1, self.t.rows)
+    }
+
+    fn bvec(&self) -> &'static str {
+        if self.d == DType::F32 {
+            "vec4<f32>"
+        } else {
+            "vec4<u32>"
+        }
+    }
+
+    fn decls(&self) -> String {
+        let mut out = String::new();
+        for r in 0..self.t.rows {
+            for g in 0..self.groups() {
+                out += &format!("    var acc{r}_{g} = R4(R(0.0));\n");
+            }
+        }
+        out
+    }
+
+    /// The 4 columns `g` of vector `v` as `R4`.
+    fn convert(&self, v: &str, g: u32) -> String {
+        let (x, y) = (["x", "z"][(g & 1) as usize], ["y", "w"][(g & 1) as usize]);
+        match self.d {
+            DType::F16 => format!("R4(unpack2x16float({v}.{x}), unpack2x16float({v}.{y}))"),
+            DType::BF16 => format!(
+                "R4(bitcast<f32>({v}.{x} << 16u), bitcast<f32>({v}.{x} & 0xffff0000u), \
+                 bitcast<f32>({v}.{y} << 16u), bitcast<f32>({v}.{y} & 0xffff0000u))"
+            ),
+            _ => v.to_string(),
+        }
+    }
+
+    /// One iteration over `n` k (k, k + L, ...): loads first, then conversions and sums.
+    fn body(&self, n: u32) -> String {
+        let kk = |e: u32| if e == 0 { "k".to_string() } else { format!("(k + {e}u * L)") };
+        let mut out = String::new();
+        for e in 0..n {
+            out += &format!("        let v{e} = b[bj + {} * brs];\n", kk(e));
+        }
+        for e in 0..n {
+            for r in 0..self.t.rows {
+                out += &format!("        let x{e}_{r} = a_at(off.x, row0 + {r}u, {});\n", kk(e));
+            }
+        }
+        for e in 0..n {
+            for g in 0..self.groups() {
+                out += &format!("        let w{e}_{g} = {};\n", self.convert(&format!("v{e}"), g));
+                for r in 0..self.t.rows {
+                    out += &format!("        acc{r}_{g} = acc{r}_{g} + x{e}_{r} * w{e}_{g};\n");
+                }
+            }
+        }
+        out
+    }
+
+    /// The tree reduction over the L lanes and the stores, `rows_per_pass` rows at a time.
+    fn reduce(&self) -> String {
+        let lanes = GEMV_THREADS / self.t.ct;
+        let pass = self.rows_per_pass();
+        let slots = self.groups() * pass;
+        let mut out = String::new();
+        for r0 in (0..self.t.rows).step_by(pass as usize) {
+            if r0 > 0 {
+                out += "    workgroupBarrier();\n";
+            }
+            for r in r0..(r0 + pass).min(self.t.rows) {
+                for g in 0..self.groups() {
+                    out += &format!("    red[{}u + li] = acc{r}_{g};\n", ((r - r0) * self.groups() + g) * GEMV_THREADS);
+                }
+            }
+            out += "    workgroupBarrier();\n";
+            let mut s = lanes / 2;
+            while s >= 1 {
+                out += &format!("    if (lane < {s}u) {{\n");
+                for q in 0..slots {
+                    let base = q * GEMV_THREADS;
+                    out += &format!("        red[{base}u + li] = red[{base}u + li] + red[{base}u + li + {s}u * CT];\n");
+                }
+                out += "    }\n    workgroupBarrier();\n";
+                s /= 2;
+            }
+            out += "    if (lane == 0u) {\n";
+            for r in r0..(r0 + pass).min(self.t.rows) {
+                for g in 0..self.groups() {
+                    out += &format!(
+                        "        store4(obase, off.z, row0 + {r}u, j + {}u, red[{}u + li]);\n",
+                        4 * g,
+                        ((r - r0) * self.groups() + g) * GEMV_THREADS
+                    );
+                }
+            }
+            out += "    }\n";
+        }
+        out
+    }
 }
 
 /// Exact binary16 (low 16 bits) to f32 without branches.
@@ -564,28 +843,49 @@ impl Unrolled {
 /// `linalg_coop.wgsl`). Names: `ca{r}`/`cb{r}` tile coordinates of the first element of the r-th
 /// staged pair, `ia{r}`/`ib{r}` its workgroup index, `pa{r}`/`pb{r}` the pair's prefetched f16
 /// bits, `c{i}_{j}` the accumulator fragment of fragment row i, column j of the subgroup's block.
+///
+/// With `vec` (`linalg_coop_vec.wgsl`) the staged units are 8-half vectors: `pa{r}`/`pb{r}` the
+/// prefetched vectors, `oa{r}`/`ob{r}` whether they lie in the operand, and the tiles are read
+/// at the current buffer's offsets `abuf`/`bbuf`.
 struct CoopCode {
     t: CoopTile,
-    /// Element pairs of the A and B tiles each invocation stages per K step.
+    /// Vector loads rather than element pairs.
+    vec: bool,
+    /// Element pairs (vectors) of the A and B tiles each invocation stages per K step.
     la: u32,
     lb: u32,
 }
 
 impl CoopCode {
-    fn new(t: CoopTile) -> CoopCode {
+    fn new(t: CoopTile, vec: bool) -> CoopCode {
         let (tm, tn) = t.block();
         let nt = t.threads().max(1);
-        CoopCode { t, la: tm * COOP_BK / 2 / nt, lb: tn * COOP_BK / 2 / nt }
+        let per = if vec { 8 } else { 2 };
+        CoopCode { t, vec, la: tm * COOP_BK / per / nt, lb: tn * COOP_BK / per / nt }
     }
 
     fn decls(&self) -> String {
         let nt = self.t.threads();
         let mut out = String::new();
-        for r in 0..self.la {
+        if self.vec {
+            for r in 0..self.la {
+                out += &format!("    let ca{r} = a_coord(li + {}u);\n", nt * r);
+                out += &format!(
+                    "    let ia{r} = ca{r}.x * SA + ca{r}.y;\n    var pa{r} = vec4<u32>(0u);\n    var oa{r} = false;\n"
+                );
+            }
+            for r in 0..self.lb {
+                out += &format!("    let cb{r} = b_coord(li + {}u);\n", nt * r);
+                out += &format!(
+                    "    let ib{r} = cb{r}.x * SB + cb{r}.y;\n    var pb{r} = vec4<u32>(0u);\n    var ob{r} = false;\n"
+                );
+            }
+        }
+        for r in 0..self.la * u32::from(!self.vec) {
             out += &format!("    let ca{r} = a_coord(li + {}u);\n", nt * r);
             out += &format!("    let ia{r} = ca{r}.x * SA + ca{r}.y;\n    var pa{r} = 0u;\n");
         }
-        for r in 0..self.lb {
+        for r in 0..self.lb * u32::from(!self.vec) {
             out += &format!("    let cb{r} = b_coord(li + {}u);\n", nt * r);
             out += &format!("    let ib{r} = cb{r}.x * SB + cb{r}.y;\n    var pb{r} = 0u;\n");
         }
@@ -600,6 +900,19 @@ impl CoopCode {
 
     fn load(&self) -> String {
         let mut out = String::new();
+        if self.vec {
+            for r in 0..self.la {
+                out += &format!(
+                    "        pa{r} = a[index_a(off.x, row0, k0, kend, ca{r})];\n        oa{r} = inside_a(row0, k0, kend, ca{r});\n"
+                );
+            }
+            for r in 0..self.lb {
+                out += &format!(
+                    "        pb{r} = b[index_b(off.y, col0, k0, kend, cb{r})];\n        ob{r} = inside_b(col0, k0, kend, cb{r});\n"
+                );
+            }
+            return out;
+        }
         for r in 0..self.la {
             out += &format!(
                 "        pa{r} = pair_a(index_a(off.x, row0, k0, kend, ca{r}), index_a(off.x, row0, k0, kend, ca{r} + a_next()));\n"
@@ -615,6 +928,15 @@ impl CoopCode {
 
     fn stage(&self) -> String {
         let mut out = String::new();
+        if self.vec {
+            for r in 0..self.la {
+                out += &format!("        stage_a(abuf + ia{r}, pa{r}, oa{r});\n");
+            }
+            for r in 0..self.lb {
+                out += &format!("        stage_b(bbuf + ib{r}, pb{r}, ob{r});\n");
+            }
+            return out;
+        }
         for r in 0..self.la {
             out += &format!("        stage_a(ia{r}, sa_step, pa{r});\n");
         }
@@ -627,19 +949,23 @@ impl CoopCode {
     fn compute(&self) -> String {
         let (_, _, fm, fn_) = self.t.grid();
         let f = self.t.frag;
+        let (abuf, bbuf) = if self.vec { ("abuf + ", "bbuf + ") } else { ("", "") };
         let mut out = String::new();
         for kk in 0..COOP_BK / f {
             out += "        {\n";
             for i in 0..fm {
                 out += &format!(
-                    "            let a{i} = coopLoadT<FragA>(&sa[(wr + {}u) * SA + {}u], SA);\n",
+                    "            let a{i} = coopLoadT<FragA>(&sa[{abuf}(wr + {}u) * SA + {}u], SA);\n",
                     i * f,
                     kk * f
                 );
             }
             for j in 0..fn_ {
-                out +=
-                    &format!("            let b{j} = coopLoadT<FragB>(&sb[{}u * SB + wc + {}u], SB);\n", kk * f, j * f);
+                out += &format!(
+                    "            let b{j} = coopLoadT<FragB>(&sb[{bbuf}{}u * SB + wc + {}u], SB);\n",
+                    kk * f,
+                    j * f
+                );
             }
             for i in 0..fm {
                 for j in 0..fn_ {

@@ -2,7 +2,9 @@
 
 use backend_api::op::UnaryOp;
 use backend_api::DType;
-use shaders::linalg::{acc_dtype, module, permute_module, splitk_module, CoopTile, Epilogue, Tile, Variant};
+use shaders::linalg::{
+    acc_dtype, module, permute_module, splitk_module, CoopTile, CoopVecTile, Epilogue, GemvTile, Tile, Variant,
+};
 
 mod common;
 use common::validate;
@@ -40,6 +42,44 @@ fn every_product_variant_is_valid() {
     }
     // Store and bias-without-activation exist for every float dtype and variant.
     assert!(count >= FLOATS.len() * VARIANTS.len() * 2, "only {count} variants rendered");
+}
+
+/// The wide skinny shapes the lowering can pick: every row count, the column extremes and a
+/// middle one.
+fn gemv_tiles() -> Vec<GemvTile> {
+    let mut tiles = Vec::new();
+    for rows in [1, 2, 4] {
+        for ct in [1, 2, 4, 64] {
+            tiles.push(GemvTile { ct, rows });
+        }
+    }
+    tiles
+}
+
+#[test]
+fn every_gemv_variant_is_valid() {
+    for d in [DType::F32, DType::F16, DType::BF16] {
+        for t in gemv_tiles() {
+            let v = Variant::Gemv(t);
+            for epi in epilogues() {
+                if let Some(src) = module(d, d, v, epi) {
+                    let src = src.unwrap_or_else(|e| panic!("{d:?} {v:?} {epi:?}: {e}"));
+                    validate(&format!("linalg {d:?} {v:?} {epi:?}"), &src);
+                }
+            }
+            let src = module(d, acc_dtype(d), v, Epilogue::Store).expect("partial variant").expect("renders");
+            validate(&format!("linalg partial {d:?} {v:?}"), &src);
+            assert!(shaders::is_trusted(&src), "{d:?} {v:?}");
+            assert_eq!(shaders::kernel_file(&src), Some("linalg_gemv.wgsl"));
+        }
+    }
+    // F64 (no 16-byte vector of 4) and unsupported shapes do not render.
+    let t = GemvTile { ct: 2, rows: 1 };
+    assert!(module(DType::F64, DType::F64, Variant::Gemv(t), Epilogue::Store).is_none());
+    let odd = GemvTile { ct: 3, rows: 1 };
+    assert!(module(DType::F32, DType::F32, Variant::Gemv(odd), Epilogue::Store).is_none());
+    let tall = GemvTile { ct: 2, rows: 8 };
+    assert!(module(DType::F32, DType::F32, Variant::Gemv(tall), Epilogue::Store).is_none());
 }
 
 #[test]
@@ -92,10 +132,37 @@ fn coop_tiles() -> Vec<CoopTile> {
     tiles
 }
 
+/// Every cooperative variant: element pairs, and vector loads single- and double-buffered.
+fn coop_variants() -> Vec<Variant> {
+    let mut vs = Vec::new();
+    for t in coop_tiles() {
+        vs.push(Variant::Coop(t));
+        for double_buffer in [false, true] {
+            vs.push(Variant::CoopVec(CoopVecTile { tile: t, double_buffer }));
+        }
+    }
+    vs
+}
+
+#[test]
+fn coop_vec_kernels_are_named_by_their_file_and_fit() {
+    for t in coop_tiles() {
+        let single = CoopVecTile { tile: t, double_buffer: false };
+        let src = module(DType::F16, DType::F16, Variant::CoopVec(single), Epilogue::Store).unwrap().unwrap();
+        assert_eq!(shaders::kernel_file(&src), Some("linalg_coop_vec.wgsl"));
+        assert!(shaders::is_trusted(&src));
+        // One buffer takes what the element-pair kernel takes; two fit 48 KiB.
+        assert_eq!(single.workgroup_bytes(), t.workgroup_bytes());
+        let double = CoopVecTile { double_buffer: true, ..single };
+        assert!(double.workgroup_bytes() <= 49152, "{double:?}: {}", double.workgroup_bytes());
+        let plain = module(DType::F16, DType::F16, Variant::Coop(t), Epilogue::Store).unwrap().unwrap();
+        assert_eq!(shaders::kernel_file(&plain), Some("linalg_coop.wgsl"));
+    }
+}
+
 #[test]
 fn every_coop_variant_is_valid() {
-    for t in coop_tiles() {
-        let v = Variant::Coop(t);
+    for v in coop_variants() {
         for epi in epilogues() {
             if let Some(src) = module(DType::F16, DType::F16, v, epi) {
                 let src = src.unwrap_or_else(|e| panic!("{v:?} {epi:?}: {e}"));
@@ -134,9 +201,9 @@ fn coop_small_tile_fits_default_workgroup_memory() {
 fn every_coop_variant_writes_spirv() {
     use naga::back::spv;
     use naga::proc::{BoundsCheckPolicies, BoundsCheckPolicy};
-    for t in coop_tiles() {
+    for t in coop_variants() {
         for epi in [Epilogue::Store, Epilogue::BiasAct(Some(UnaryOp::Tanh))] {
-            let src = module(DType::F16, DType::F16, Variant::Coop(t), epi).expect("coop").expect("renders");
+            let src = module(DType::F16, DType::F16, t, epi).expect("coop").expect("renders");
             let m = naga::front::wgsl::parse_str(&src).expect("parses");
             let caps = naga::valid::Capabilities::all();
             let info =

@@ -17,7 +17,8 @@ use backend_api::shape::try_numel;
 use backend_api::shape::{broadcast_strides, strides};
 use backend_api::{bail, ensure, DType, Error, ErrorKind, Result, Shape, TensorType};
 use shaders::linalg::{
-    acc_dtype, module, permute_module, splitk_module, CoopTile, DotPermuteParams, Epilogue, GemmParams, Tile, Variant,
+    acc_dtype, gemv_columns, module, permute_module, splitk_module, CoopTile, CoopVecTile, DotPermuteParams, Epilogue,
+    GemmParams, GemvTile, Tile, Variant, GEMV_THREADS,
 };
 use shaders::params::Params;
 use wgpu::wgt::{CooperativeMatrixProperties, CooperativeScalarType};
@@ -33,6 +34,14 @@ const SKINNY_MAX_ROWS: usize = 8;
 const SKINNY_TARGET_WORKGROUPS: usize = 1024;
 /// …but keep at least this many k per split.
 const SKINNY_MIN_CHUNK: usize = 256;
+/// The wide skinny kernel takes as many columns per workgroup as keep at least this many
+/// workgroups (two per SM of a big GPU) busy over the whole K…
+const GEMV_TARGET_WORKGROUPS: usize = 256;
+/// …and it splits K (partial sums and a reduction kernel) only below this many workgroups…
+const GEMV_SPLIT_WORKGROUPS: usize = 64;
+/// …and for at least this many k per split: a second kernel costs more than a few microseconds
+/// of streaming.
+const GEMV_MIN_CHUNK: usize = 4096;
 /// Split K until the tiled kernel has about this many workgroups…
 const TILED_TARGET_WORKGROUPS: usize = 512;
 /// …but keep at least this many k per split (each split costs a pass over the output).
@@ -253,8 +262,8 @@ fn render(src: Option<std::result::Result<String, String>>, d: DType, epi: Epilo
 }
 
 /// Index headroom the kernels' counters may run past M, N and the K splits (one tile, one K step,
-/// a skinny iteration: at most 256).
-const INDEX_HEADROOM: usize = 1024;
+/// a skinny iteration: at most 256; a wide skinny iteration: at most 8 x 256).
+const INDEX_HEADROOM: usize = 4096;
 
 /// The kernels are built without runtime checks, and their loop counters and tile coordinates
 /// run up to a tile or a K step past M, N and the end of the last K split: those must not wrap
@@ -287,13 +296,16 @@ fn threads(n: usize) -> Result<Grid> {
 /// memory for it; else the small tile.
 fn choose_variant(caps: &DeviceCaps, g: &Gemm, batch: usize) -> Result<Variant> {
     if g.m <= SKINNY_MAX_ROWS {
+        if let Some(t) = gemv_tile(g, batch) {
+            return Ok(Variant::Gemv(t));
+        }
         return Ok(Variant::Skinny { nfast: !(g.b.rs == 1 && g.b.cs != 1) });
     }
     let large_tiles = g.m.div_ceil(128).saturating_mul(g.n.div_ceil(128)).saturating_mul(batch);
     let large = g.m >= 128 && g.n >= 128 && large_tiles >= LARGE_TILE_MIN_TILES;
     if g.dtype == DType::F16 {
         if let Some(t) = coop_tile(caps, large) {
-            return Ok(Variant::Coop(t));
+            return Ok(coop_vec_tile(caps, g, t).map_or(Variant::Coop(t), Variant::CoopVec));
         }
     }
     let limit = u64::from(caps.limits.max_compute_workgroup_storage_size);
@@ -309,6 +321,38 @@ fn choose_variant(caps: &DeviceCaps, g: &Gemm, batch: usize) -> Result<Variant> 
         );
     }
     Ok(Variant::Tiled(Tile::Small))
+}
+
+/// The wide skinny kernel's shape for few-row GEMM `g`, when its vector loads of B are exact
+/// (see `linalg_gemv.wgsl`): F32/F16/BF16, K > 0, B contiguous along N, and N, B's row stride,
+/// its batch strides and its window all whole vectors of `gemv_columns` elements. Columns per
+/// workgroup: the most that keep [`GEMV_TARGET_WORKGROUPS`] workgroups, but no more K lanes than
+/// half of K has rows (short K spreads over columns instead).
+fn gemv_tile(g: &Gemm, batch: usize) -> Option<GemvTile> {
+    let cw = usize::try_from(gemv_columns(g.dtype)?).ok()?;
+    let elem = g.dtype.size();
+    let vector_bytes = u64::try_from(cw.checked_mul(elem)?).ok()?;
+    let aligned = g.k > 0
+        && g.b.cs == 1
+        && g.n.is_multiple_of(cw)
+        && g.b.rs.is_multiple_of(cw)
+        && g.b.batch.iter().all(|s| s.is_multiple_of(cw))
+        && g.b.window.bytes.is_multiple_of(vector_bytes);
+    if !aligned {
+        return None;
+    }
+    let rows = g.m.next_power_of_two().min(4);
+    let others = g.m.div_ceil(rows).saturating_mul(batch);
+    let col_threads = g.n / cw;
+    let threads = usize::try_from(GEMV_THREADS).ok()?;
+    let mut ct = 1usize;
+    while ct < 64 && col_threads.div_ceil(ct * 2).saturating_mul(others) >= GEMV_TARGET_WORKGROUPS {
+        ct *= 2;
+    }
+    while ct < 64 && threads / ct > (g.k / 2).max(1) {
+        ct *= 2;
+    }
+    Some(GemvTile { ct: u32::try_from(ct).ok()?, rows: u32::try_from(rows).ok()? })
 }
 
 /// The cooperative-matrix tile for an F16 GEMM on `caps`, if the device can run one: `f16`
@@ -331,6 +375,28 @@ fn coop_tile(caps: &DeviceCaps, large: bool) -> Option<CoopTile> {
     [big].into_iter().filter(|_| large).chain([small]).find(fits)
 }
 
+/// The vector-load variant of cooperative tile `t` for `g`, when every staged 8-half vector is
+/// exact (see `linalg_coop_vec.wgsl`): A K-contiguous and B N-contiguous, K, N, the row strides
+/// and batch strides multiples of 8, both windows whole 16-byte vectors (the split-K ranges are
+/// multiples of 16, see [`choose_split`]). Double-buffered when the workgroup memory allows.
+fn coop_vec_tile(caps: &DeviceCaps, g: &Gemm, t: CoopTile) -> Option<CoopVecTile> {
+    let whole = |s: &Strided, fast: usize| {
+        fast == 1
+            && s.rs.is_multiple_of(8)
+            && s.batch.iter().all(|b| b.is_multiple_of(8))
+            && s.window.bytes.is_multiple_of(16)
+    };
+    let ok = g.k > 0 && g.k.is_multiple_of(8) && g.n.is_multiple_of(8) && whole(&g.a, g.a.cs) && whole(&g.b, g.b.cs);
+    if !ok {
+        return None;
+    }
+    let limit = u64::from(caps.limits.max_compute_workgroup_storage_size);
+    [true, false]
+        .into_iter()
+        .map(|double_buffer| CoopVecTile { tile: t, double_buffer })
+        .find(|v| v.workgroup_bytes() <= limit)
+}
+
 /// An f16 x f16 -> f32 configuration with M = N = K of 8 or 16 (the sizes naga writes).
 fn f16_to_f32_square(c: &CooperativeMatrixProperties) -> bool {
     c.ab_type == CooperativeScalarType::F16
@@ -345,7 +411,9 @@ fn f16_to_f32_square(c: &CooperativeMatrixProperties) -> bool {
 fn choose_split(variant: Variant, k: usize, workgroups: usize, out_numel: usize) -> (usize, usize) {
     let (target, min_chunk) = match variant {
         Variant::Skinny { .. } => (SKINNY_TARGET_WORKGROUPS, SKINNY_MIN_CHUNK),
-        Variant::Tiled(_) | Variant::Coop(_) => (TILED_TARGET_WORKGROUPS, TILED_MIN_CHUNK),
+        Variant::Gemv(_) if workgroups >= GEMV_SPLIT_WORKGROUPS => return (1, k),
+        Variant::Gemv(_) => (GEMV_SPLIT_WORKGROUPS, GEMV_MIN_CHUNK),
+        Variant::Tiled(_) | Variant::Coop(_) | Variant::CoopVec(_) => (TILED_TARGET_WORKGROUPS, TILED_MIN_CHUNK),
     };
     let by_k = k / min_chunk;
     // The partial sums must stay addressable with 32-bit indices.
@@ -372,7 +440,9 @@ fn gemm_params(g: &Gemm, split: &Split, variant: Variant, [m0, n0, z0]: [usize; 
     let a_kfast = !(g.a.rs == 1 && g.a.cs != 1);
     let b_nfast = match variant {
         Variant::Skinny { nfast } => nfast,
-        Variant::Tiled(_) | Variant::Coop(_) => !(g.b.rs == 1 && g.b.cs != 1),
+        // Reads B along columns by construction.
+        Variant::Gemv(_) => true,
+        Variant::Tiled(_) | Variant::Coop(_) | Variant::CoopVec(_) => !(g.b.rs == 1 && g.b.cs != 1),
     };
     Ok(GemmParams {
         m: u32_of(g.m, "rows")?,
@@ -685,13 +755,14 @@ mod tests {
         use CooperativeScalarType::{F16, F32};
         let caps = coop_caps(vec![coop_config(8, F16, F32), coop_config(16, F16, F32), coop_config(16, F16, F16)]);
         let big = choose_variant(&caps, &gemm_of(DType::F16, 4096, 4096, 4096), 1).unwrap();
-        assert_eq!(big, Variant::Coop(CoopTile { frag: 16, subgroup: 32, large: true }));
+        let big_tile = CoopTile { frag: 16, subgroup: 32, large: true };
+        assert_eq!(big, Variant::CoopVec(CoopVecTile { tile: big_tile, double_buffer: true }));
         let ragged = choose_variant(&caps, &gemm_of(DType::F16, 37, 45, 19), 1).unwrap();
         assert_eq!(ragged, Variant::Coop(CoopTile { frag: 16, subgroup: 32, large: false }));
         // Few rows stay on the skinny kernel; other dtypes on the tiled one.
         assert!(matches!(
             choose_variant(&caps, &gemm_of(DType::F16, 1, 4096, 4096), 1).unwrap(),
-            Variant::Skinny { .. }
+            Variant::Skinny { .. } | Variant::Gemv(_)
         ));
         for d in [DType::F32, DType::BF16, DType::F64] {
             assert!(
@@ -701,7 +772,7 @@ mod tests {
         }
         // Only an 8x8 configuration: 8x8 fragments.
         let eight = coop_caps(vec![coop_config(8, F16, F32)]);
-        let v = choose_variant(&eight, &gemm_of(DType::F16, 64, 64, 64), 1).unwrap();
+        let v = choose_variant(&eight, &gemm_of(DType::F16, 64, 64, 60), 1).unwrap();
         assert_eq!(v, Variant::Coop(CoopTile { frag: 8, subgroup: 32, large: false }));
     }
 
@@ -725,7 +796,78 @@ mod tests {
         let mut small_mem = coop_caps(vec![coop_config(16, F16, F32)]);
         small_mem.limits.max_compute_workgroup_storage_size = 16384;
         let v = choose_variant(&small_mem, &gemm_of(DType::F16, 4096, 4096, 4096), 1).unwrap();
-        assert_eq!(v, Variant::Coop(CoopTile { frag: 16, subgroup: 32, large: false }));
+        let small = CoopTile { frag: 16, subgroup: 32, large: false };
+        assert_eq!(v, Variant::CoopVec(CoopVecTile { tile: small, double_buffer: false }));
+    }
+
+    #[test]
+    fn f16_vector_loads_only_for_whole_aligned_vectors() {
+        use CooperativeScalarType::{F16, F32};
+        let caps = coop_caps(vec![coop_config(16, F16, F32)]);
+        let pick = |g: &Gemm| choose_variant(&caps, g, 1).unwrap();
+        let large = CoopTile { frag: 16, subgroup: 32, large: true };
+        let g = gemm_of(DType::F16, 2048, 2048, 2048);
+        assert_eq!(pick(&g), Variant::CoopVec(CoopVecTile { tile: large, double_buffer: true }));
+        // K or N not a multiple of 8, a transposed operand, a strided or unaligned batch, or a
+        // window that is not whole vectors: element pairs.
+        assert_eq!(pick(&gemm_of(DType::F16, 2048, 2048, 2044)), Variant::Coop(large));
+        assert_eq!(pick(&gemm_of(DType::F16, 2048, 2044, 2048)), Variant::Coop(large));
+        let mut at = gemm_of(DType::F16, 2048, 2048, 2048);
+        (at.a.rs, at.a.cs) = (1, 2048);
+        assert_eq!(pick(&at), Variant::Coop(large));
+        let mut bt = gemm_of(DType::F16, 2048, 2048, 2048);
+        (bt.b.rs, bt.b.cs) = (1, 2048);
+        assert_eq!(pick(&bt), Variant::Coop(large));
+        let mut batch = gemm_of(DType::F16, 2048, 2048, 2048);
+        batch.batch_dims = vec![2];
+        batch.a.batch = vec![2048 * 2048 + 4];
+        batch.b.batch = vec![0];
+        assert_eq!(choose_variant(&caps, &batch, 2).unwrap(), Variant::Coop(large));
+        let mut window = gemm_of(DType::F16, 2048, 2048, 2048);
+        window.b.window.bytes = 2048 * 2048 * 2 + 8;
+        assert_eq!(pick(&window), Variant::Coop(large));
+    }
+
+    #[test]
+    fn few_rows_with_aligned_n_contiguous_weights_use_the_wide_skinny_kernel() {
+        let caps = DeviceCaps::for_tests();
+        let pick = |g: &Gemm, batch| choose_variant(&caps, g, batch).unwrap();
+        let mut g = gemm_of(DType::F16, 1, 4096, 4096);
+        g.b.window.bytes = 4096 * 4096 * 2;
+        // 512 vectors of 8 columns: 2 per workgroup keeps 256 workgroups, and no split-K.
+        assert_eq!(pick(&g, 1), Variant::Gemv(GemvTile { ct: 2, rows: 1 }));
+        assert_eq!(choose_split(pick(&g, 1), 4096, 256, 4096), (1, 4096));
+        let mut f = gemm_of(DType::F32, 1, 4096, 4096);
+        f.b.window.bytes = 4096 * 4096 * 4;
+        assert_eq!(pick(&f, 1), Variant::Gemv(GemvTile { ct: 4, rows: 1 }));
+        // A 256-wide layer: K lanes limited to half of K.
+        let mut s = gemm_of(DType::F32, 1, 256, 256);
+        s.b.window.bytes = 256 * 256 * 4;
+        assert_eq!(pick(&s, 1), Variant::Gemv(GemvTile { ct: 2, rows: 1 }));
+        let mut r = gemm_of(DType::BF16, 3, 256, 256);
+        r.b.window.bytes = 256 * 256 * 2;
+        assert_eq!(pick(&r, 1), Variant::Gemv(GemvTile { ct: 2, rows: 4 }));
+        // Not whole vectors, transposed B, F64, K = 0: the per-element skinny kernel.
+        let skinny = |g: &Gemm| matches!(pick(g, 1), Variant::Skinny { .. });
+        let mut odd = gemm_of(DType::F16, 1, 12, 64);
+        odd.b.window.bytes = 12 * 64 * 2;
+        assert!(skinny(&odd));
+        let mut ragged_window = gemm_of(DType::F32, 1, 8, 3);
+        ragged_window.b.window.bytes = 8 * 3 * 4 + 4;
+        assert!(skinny(&ragged_window));
+        let mut t = g.b.clone();
+        (t.rs, t.cs) = (1, 4096);
+        assert!(skinny(&Gemm { b: t, ..gemm_of(DType::F16, 1, 4096, 4096) }));
+        assert!(skinny(&gemm_of(DType::F64, 1, 256, 256)));
+        assert!(skinny(&gemm_of(DType::F32, 1, 256, 0)));
+        let mut unaligned_batch = gemm_of(DType::F32, 1, 8, 3);
+        unaligned_batch.b.batch = vec![26];
+        unaligned_batch.batch_dims = vec![2];
+        assert!(skinny(&unaligned_batch));
+        // Few workgroups and a very long K: split.
+        let tiny = Variant::Gemv(GemvTile { ct: 1, rows: 1 });
+        assert_eq!(choose_split(tiny, 1 << 16, 4, 16), (16, 4096));
+        assert_eq!(choose_split(tiny, 4000, 4, 16), (1, 4000));
     }
 
     #[test]
@@ -755,6 +897,14 @@ mod tests {
         let uses_coop = |ks: &[Kernel]| ks.iter().any(|k| k.source.contains("coopMultiplyAdd"));
         let plain = lower_f16_matmul(&caps, 37, 45, 19);
         assert!(uses_coop(&plain));
+        let is_vec = |ks: &[Kernel]| ks.iter().any(|k| shaders::kernel_file(&k.source) == Some("linalg_coop_vec.wgsl"));
+        assert!(!is_vec(&plain));
+        // Whole vectors (K and N multiples of 8): the vector-load kernel, also split over K.
+        let vec = lower_f16_matmul(&caps, 40, 48, 24);
+        assert!(uses_coop(&vec) && is_vec(&vec));
+        assert!(shaders::is_trusted(&vec[vec.len() - 1].source));
+        let vec_split = lower_f16_matmul(&caps, 65, 64, 1032);
+        assert!(is_vec(&vec_split) && vec_split.iter().any(|k| k.source.contains("ld_part")));
         let product = plain.iter().find(|k| k.source.contains("coopMultiplyAdd")).unwrap();
         assert!(shaders::is_trusted(&product.source));
         // Few tiles and a long K: split-K partial sums, then the trusted reduction.

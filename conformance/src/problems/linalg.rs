@@ -48,9 +48,15 @@ pub fn variants(row: &str) -> Option<Vec<Variant>> {
     }
 }
 
-/// M, N or K: mostly 1..=70, sometimes an edge.
+/// M, N or K: mostly 1..=70, sometimes an edge, sometimes a multiple of 8 (the vector-load
+/// kernels: the wide skinny kernel and the vector-load cooperative-matrix kernel).
 fn mnk() -> BoxedStrategy<usize> {
-    prop_oneof![8 => 1usize..=70, 1 => select(vec![0usize, 64, 65, 127, 129])].boxed()
+    prop_oneof![
+        8 => 1usize..=70,
+        1 => select(vec![0usize, 64, 65, 127, 129]),
+        1 => select(vec![8usize, 16, 24, 40, 136]),
+    ]
+    .boxed()
 }
 
 fn matmul_strategy(dtype: DType, fused: bool) -> BoxedStrategy<Generated> {

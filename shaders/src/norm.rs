@@ -246,7 +246,7 @@ pub fn module_held(kind: NormKind, d: DType, beta: bool, k: u32, subgroups: bool
 /// `len` elements: `None` unless `len` is a multiple of 4 and at most [`MAX_HELD`] (the same
 /// registers as the scalar form, 4 · K per invocation).
 pub fn held4_per_thread(len: usize) -> Option<u32> {
-    if len % 4 != 0 || len > MAX_HELD {
+    if !len.is_multiple_of(4) || len > MAX_HELD {
         return None;
     }
     u32::try_from((len / 4).div_ceil(WG).max(1).next_power_of_two()).ok()

@@ -4,9 +4,9 @@
 //!
 //! ```sh
 //! cargo build --release -p backend-wgpu --example cold_start
-//! rm -rf /tmp/wgml-pc
-//! target/release/examples/cold_start --pipeline-cache /tmp/wgml-pc   # cold: the cache starts empty
-//! target/release/examples/cold_start --pipeline-cache /tmp/wgml-pc   # warm: loaded from the file
+//! rm -rf target/pipeline-cache
+//! target/release/examples/cold_start --pipeline-cache target/pipeline-cache   # cold: the cache starts empty
+//! target/release/examples/cold_start --pipeline-cache target/pipeline-cache   # warm: loaded from the file
 //! target/release/examples/cold_start --compile-threads 1              # pipelines built serially
 //! target/release/examples/cold_start                                 # no cache at all
 //! ```

@@ -95,24 +95,31 @@ crate::params! {
 }
 
 /// The params structs of this family (see [`mod@crate::params`]).
+mod coop_code;
+mod gemv_code;
+mod tiled_code;
+use coop_code::CoopCode;
+use gemv_code::GemvCode;
+use tiled_code::Unrolled;
+
 pub const PARAMS: &[crate::params::Layout] = &[GemmParams::LAYOUT, DotPermuteParams::LAYOUT];
 
 /// Params, batch addressing and epilogue shared by the kernels below.
-pub const LINALG_COMMON: &str = include_str!("wgsl/linalg_common.wgsl");
+pub const LINALG_COMMON: &str = include_str!("../wgsl/linalg_common.wgsl");
 /// The tiled product template.
-pub const TILED: &str = include_str!("wgsl/linalg.wgsl");
+pub const TILED: &str = include_str!("../wgsl/linalg.wgsl");
 /// The cooperative-matrix (tensor-core) product template.
-pub const COOP: &str = include_str!("wgsl/linalg_coop.wgsl");
+pub const COOP: &str = include_str!("../wgsl/linalg_coop.wgsl");
 /// The cooperative-matrix product template with vector loads and double-buffered tiles.
-pub const COOP_VEC: &str = include_str!("wgsl/linalg_coop_vec.wgsl");
+pub const COOP_VEC: &str = include_str!("../wgsl/linalg_coop_vec.wgsl");
 /// The skinny (few rows) product template.
-pub const SKINNY: &str = include_str!("wgsl/linalg_skinny.wgsl");
+pub const SKINNY: &str = include_str!("../wgsl/linalg_skinny.wgsl");
 /// The wide skinny (GEMV) product template: vector loads of an N-contiguous B.
-pub const GEMV: &str = include_str!("wgsl/linalg_gemv.wgsl");
+pub const GEMV: &str = include_str!("../wgsl/linalg_gemv.wgsl");
 /// The split-K reduction template.
-pub const SPLITK: &str = include_str!("wgsl/linalg_splitk.wgsl");
+pub const SPLITK: &str = include_str!("../wgsl/linalg_splitk.wgsl");
 /// The strided-copy template.
-pub const PERMUTE: &str = include_str!("wgsl/linalg_permute.wgsl");
+pub const PERMUTE: &str = include_str!("../wgsl/linalg_permute.wgsl");
 
 /// Threads per workgroup along each output axis of the tiled kernel (16 x 16).
 pub const THREADS_PER_AXIS: u32 = 16;
@@ -598,138 +605,6 @@ fn raw_a_access(d: DType) -> String {
     raw_access(d).lines().filter(|l| !l.starts_with("fn raw_b(")).map(|l| l.to_string() + "\n").collect()
 }
 
-/// The straight-line code of the wide skinny kernel (see `linalg_gemv.wgsl`). Names: `v{e}` the
-/// B vector of the e-th k of an iteration, `w{e}_{g}` its g-th 4 columns converted, `x{e}_{r}`
-/// element (row r, that k) of A, `acc{r}_{g}` the sums of row r, columns 4g .. 4g+3.
-struct GemvCode {
-    t: GemvTile,
-    d: DType,
-    /// Columns per invocation.
-    cw: u32,
-}
-
-impl GemvCode {
-    fn new(t: GemvTile, d: DType) -> Option<GemvCode> {
-        Some(GemvCode { t, d, cw: gemv_columns(d)? })
-    }
-
-    /// k per lane and main-loop iteration: 8 vector loads in flight for a single row, 4 when
-    /// the A values of several rows take registers too.
-    fn unroll(&self) -> u32 {
-        if self.t.rows == 1 {
-            8
-        } else {
-            4
-        }
-    }
-
-    /// 4-column groups per invocation.
-    fn groups(&self) -> u32 {
-        self.cw / 4
-    }
-
-    /// Rows reduced together: as many as keep `red` within 16 KiB (256 x 16-byte vectors per
-    /// group and row).
-    fn rows_per_pass(&self) -> u32 {
-        (4 / self.groups().max(1)).clamp(1, self.t.rows)
-    }
-
-    fn bvec(&self) -> &'static str {
-        if self.d == DType::F32 {
-            "vec4<f32>"
-        } else {
-            "vec4<u32>"
-        }
-    }
-
-    fn decls(&self) -> String {
-        let mut out = String::new();
-        for r in 0..self.t.rows {
-            for g in 0..self.groups() {
-                out += &format!("    var acc{r}_{g} = R4(R(0.0));\n");
-            }
-        }
-        out
-    }
-
-    /// The 4 columns `g` of vector `v` as `R4`.
-    fn convert(&self, v: &str, g: u32) -> String {
-        let (x, y) = (["x", "z"][(g & 1) as usize], ["y", "w"][(g & 1) as usize]);
-        match self.d {
-            DType::F16 => format!("R4(unpack2x16float({v}.{x}), unpack2x16float({v}.{y}))"),
-            DType::BF16 => format!(
-                "R4(bitcast<f32>({v}.{x} << 16u), bitcast<f32>({v}.{x} & 0xffff0000u), \
-                 bitcast<f32>({v}.{y} << 16u), bitcast<f32>({v}.{y} & 0xffff0000u))"
-            ),
-            _ => v.to_string(),
-        }
-    }
-
-    /// One iteration over `n` k (k, k + L, ...): loads first, then conversions and sums.
-    fn body(&self, n: u32) -> String {
-        let kk = |e: u32| if e == 0 { "k".to_string() } else { format!("(k + {e}u * L)") };
-        let mut out = String::new();
-        for e in 0..n {
-            out += &format!("        let v{e} = b[bj + {} * brs];\n", kk(e));
-        }
-        for e in 0..n {
-            for r in 0..self.t.rows {
-                out += &format!("        let x{e}_{r} = a_at(off.x, row0 + {r}u, {});\n", kk(e));
-            }
-        }
-        for e in 0..n {
-            for g in 0..self.groups() {
-                out += &format!("        let w{e}_{g} = {};\n", self.convert(&format!("v{e}"), g));
-                for r in 0..self.t.rows {
-                    out += &format!("        acc{r}_{g} = acc{r}_{g} + x{e}_{r} * w{e}_{g};\n");
-                }
-            }
-        }
-        out
-    }
-
-    /// The tree reduction over the L lanes and the stores, `rows_per_pass` rows at a time.
-    fn reduce(&self) -> String {
-        let lanes = GEMV_THREADS / self.t.ct;
-        let pass = self.rows_per_pass();
-        let slots = self.groups() * pass;
-        let mut out = String::new();
-        for r0 in (0..self.t.rows).step_by(pass as usize) {
-            if r0 > 0 {
-                out += "    workgroupBarrier();\n";
-            }
-            for r in r0..(r0 + pass).min(self.t.rows) {
-                for g in 0..self.groups() {
-                    out += &format!("    red[{}u + li] = acc{r}_{g};\n", ((r - r0) * self.groups() + g) * GEMV_THREADS);
-                }
-            }
-            out += "    workgroupBarrier();\n";
-            let mut s = lanes / 2;
-            while s >= 1 {
-                out += &format!("    if (lane < {s}u) {{\n");
-                for q in 0..slots {
-                    let base = q * GEMV_THREADS;
-                    out += &format!("        red[{base}u + li] = red[{base}u + li] + red[{base}u + li + {s}u * CT];\n");
-                }
-                out += "    }\n    workgroupBarrier();\n";
-                s /= 2;
-            }
-            out += "    if (lane == 0u) {\n";
-            for r in r0..(r0 + pass).min(self.t.rows) {
-                for g in 0..self.groups() {
-                    out += &format!(
-                        "        store4(obase, off.z, row0 + {r}u, j + {}u, red[{}u + li]);\n",
-                        4 * g,
-                        ((r - r0) * self.groups() + g) * GEMV_THREADS
-                    );
-                }
-            }
-            out += "    }\n";
-        }
-        out
-    }
-}
-
 /// Exact binary16 (low 16 bits) to f32 without branches.
 const F16_TO_F32: &str = "fn mm_f16_to_f32(h: u32) -> f32 {
     let sign = (h & 0x8000u) << 16u;
@@ -741,259 +616,6 @@ const F16_TO_F32: &str = "fn mm_f16_to_f32(h: u32) -> f32 {
     return bitcast<f32>(select(select(normal, sub, e == 0u), special, e == 0x1fu));
 }
 ";
-
-/// The per-thread straight-line code of one tile shape (see `linalg.wgsl` for why it is
-/// unrolled here rather than written as WGSL loops). Names: `ca{r}`/`cb{r}` tile coordinates of
-/// the r-th staged element, `ia{r}`/`ib{r}` their vec4 slot in workgroup memory, `pa{r}`/`pb{r}`
-/// the prefetched raw values and `ea{r}`/`eb{r}` their element indices, `c{i}_{g}` the accumulator of row i, column group g.
-struct Unrolled {
-    s: TileShape,
-    /// Elements of the A and B tiles each thread stages per K step.
-    la: u32,
-    lb: u32,
-}
-
-impl Unrolled {
-    fn new(s: TileShape) -> Unrolled {
-        Unrolled { s, la: s.tm() * s.bk / 256, lb: s.tn() * s.bk / 256 }
-    }
-
-    fn decls(&self) -> String {
-        let mut out = String::new();
-        for r in 0..self.la {
-            out += &format!("    let ca{r} = a_coord(li + {}u);\n", 256 * r);
-            out += &format!(
-                "    let ia{r} = ca{r}.y * SA + (ca{r}.x >> 2u);\n    var pa{r} = RAW(0);\n    var ea{r} = NONE;\n"
-            );
-        }
-        for r in 0..self.lb {
-            out += &format!("    let cb{r} = b_coord(li + {}u);\n", 256 * r);
-            out += &format!(
-                "    let ib{r} = cb{r}.x * SB + (cb{r}.y >> 2u);\n    var pb{r} = RAW(0);\n    var eb{r} = NONE;\n"
-            );
-        }
-        for i in 0..self.s.rm {
-            for g in 0..self.s.rn / 4 {
-                out += &format!("    var c{i}_{g} = R4(R(0.0));\n");
-            }
-        }
-        out
-    }
-
-    fn load(&self) -> String {
-        let mut out = String::new();
-        for r in 0..self.la {
-            out += &format!("        ea{r} = index_a(off.x, row0, k0, kend, ca{r});\n        pa{r} = raw_a(ea{r});\n");
-        }
-        for r in 0..self.lb {
-            out += &format!("        eb{r} = index_b(off.y, col0, k0, kend, cb{r});\n        pb{r} = raw_b(eb{r});\n");
-        }
-        out
-    }
-
-    fn stage(&self) -> String {
-        let mut out = String::new();
-        for r in 0..self.la {
-            out += &format!("        sa[ia{r}][ca{r}.x & 3u] = cvt(pa{r}, ea{r});\n");
-        }
-        for r in 0..self.lb {
-            out += &format!("        sb[ib{r}][cb{r}.y & 3u] = cvt(pb{r}, eb{r});\n");
-        }
-        out
-    }
-
-    fn compute(&self) -> String {
-        const LANE: [&str; 4] = ["x", "y", "z", "w"];
-        let mut out = String::new();
-        for kk in 0..self.s.bk {
-            out += "        {\n";
-            for g in 0..self.s.rm / 4 {
-                out += &format!("            let a{g} = sa[{kk}u * SA + {}u + ty];\n", 16 * g);
-            }
-            for g in 0..self.s.rn / 4 {
-                out += &format!("            let b{g} = sb[{kk}u * SB + {}u + tx];\n", 16 * g);
-            }
-            for i in 0..self.s.rm {
-                let a = format!("a{}.{}", i / 4, LANE[(i % 4) as usize]);
-                for g in 0..self.s.rn / 4 {
-                    out += &format!("            c{i}_{g} = c{i}_{g} + {a} * b{g};\n");
-                }
-            }
-            out += "        }\n";
-        }
-        out
-    }
-
-    fn store(&self) -> String {
-        let mut out = String::new();
-        for i in 0..self.s.rm {
-            let row = (i / 4) * 64 + i % 4;
-            for g in 0..self.s.rn / 4 {
-                out += &format!(
-                    "    store4(obase, off.z, row0 + {row}u + ty * 4u, col0 + {}u + tx * 4u, c{i}_{g});\n",
-                    64 * g
-                );
-            }
-        }
-        out
-    }
-}
-
-/// The per-invocation straight-line code of the cooperative-matrix kernel (see
-/// `linalg_coop.wgsl`). Names: `ca{r}`/`cb{r}` tile coordinates of the first element of the r-th
-/// staged pair, `ia{r}`/`ib{r}` its workgroup index, `pa{r}`/`pb{r}` the pair's prefetched f16
-/// bits, `c{i}_{j}` the accumulator fragment of fragment row i, column j of the subgroup's block.
-///
-/// With `vec` (`linalg_coop_vec.wgsl`) the staged units are 8-half vectors: `pa{r}`/`pb{r}` the
-/// prefetched vectors, `oa{r}`/`ob{r}` whether they lie in the operand, and the tiles are read
-/// at the current buffer's offsets `abuf`/`bbuf`.
-struct CoopCode {
-    t: CoopTile,
-    /// Vector loads rather than element pairs.
-    vec: bool,
-    /// Element pairs (vectors) of the A and B tiles each invocation stages per K step.
-    la: u32,
-    lb: u32,
-}
-
-impl CoopCode {
-    fn new(t: CoopTile, vec: bool) -> CoopCode {
-        let (tm, tn) = t.block();
-        let nt = t.threads().max(1);
-        let per = if vec { 8 } else { 2 };
-        CoopCode { t, vec, la: tm * COOP_BK / per / nt, lb: tn * COOP_BK / per / nt }
-    }
-
-    fn decls(&self) -> String {
-        let nt = self.t.threads();
-        let mut out = String::new();
-        if self.vec {
-            for r in 0..self.la {
-                out += &format!("    let ca{r} = a_coord(li + {}u);\n", nt * r);
-                out += &format!(
-                    "    let ia{r} = ca{r}.x * SA + ca{r}.y;\n    var pa{r} = vec4<u32>(0u);\n    var oa{r} = false;\n"
-                );
-            }
-            for r in 0..self.lb {
-                out += &format!("    let cb{r} = b_coord(li + {}u);\n", nt * r);
-                out += &format!(
-                    "    let ib{r} = cb{r}.x * SB + cb{r}.y;\n    var pb{r} = vec4<u32>(0u);\n    var ob{r} = false;\n"
-                );
-            }
-        }
-        for r in 0..self.la * u32::from(!self.vec) {
-            out += &format!("    let ca{r} = a_coord(li + {}u);\n", nt * r);
-            out += &format!("    let ia{r} = ca{r}.x * SA + ca{r}.y;\n    var pa{r} = 0u;\n");
-        }
-        for r in 0..self.lb * u32::from(!self.vec) {
-            out += &format!("    let cb{r} = b_coord(li + {}u);\n", nt * r);
-            out += &format!("    let ib{r} = cb{r}.x * SB + cb{r}.y;\n    var pb{r} = 0u;\n");
-        }
-        let (_, _, fm, fn_) = self.t.grid();
-        for i in 0..fm {
-            for j in 0..fn_ {
-                out += &format!("    var c{i}_{j} = FragC();\n");
-            }
-        }
-        out
-    }
-
-    fn load(&self) -> String {
-        let mut out = String::new();
-        if self.vec {
-            for r in 0..self.la {
-                out += &format!(
-                    "        pa{r} = a[index_a(off.x, row0, k0, kend, ca{r})];\n        oa{r} = inside_a(row0, k0, kend, ca{r});\n"
-                );
-            }
-            for r in 0..self.lb {
-                out += &format!(
-                    "        pb{r} = b[index_b(off.y, col0, k0, kend, cb{r})];\n        ob{r} = inside_b(col0, k0, kend, cb{r});\n"
-                );
-            }
-            return out;
-        }
-        for r in 0..self.la {
-            out += &format!(
-                "        pa{r} = pair_a(index_a(off.x, row0, k0, kend, ca{r}), index_a(off.x, row0, k0, kend, ca{r} + a_next()));\n"
-            );
-        }
-        for r in 0..self.lb {
-            out += &format!(
-                "        pb{r} = pair_b(index_b(off.y, col0, k0, kend, cb{r}), index_b(off.y, col0, k0, kend, cb{r} + b_next()));\n"
-            );
-        }
-        out
-    }
-
-    fn stage(&self) -> String {
-        let mut out = String::new();
-        if self.vec {
-            for r in 0..self.la {
-                out += &format!("        stage_a(abuf + ia{r}, pa{r}, oa{r});\n");
-            }
-            for r in 0..self.lb {
-                out += &format!("        stage_b(bbuf + ib{r}, pb{r}, ob{r});\n");
-            }
-            return out;
-        }
-        for r in 0..self.la {
-            out += &format!("        stage_a(ia{r}, sa_step, pa{r});\n");
-        }
-        for r in 0..self.lb {
-            out += &format!("        stage_b(ib{r}, sb_step, pb{r});\n");
-        }
-        out
-    }
-
-    fn compute(&self) -> String {
-        let (_, _, fm, fn_) = self.t.grid();
-        let f = self.t.frag;
-        let (abuf, bbuf) = if self.vec { ("abuf + ", "bbuf + ") } else { ("", "") };
-        let mut out = String::new();
-        for kk in 0..COOP_BK / f {
-            out += "        {\n";
-            for i in 0..fm {
-                out += &format!(
-                    "            let a{i} = coopLoadT<FragA>(&sa[{abuf}(wr + {}u) * SA + {}u], SA);\n",
-                    i * f,
-                    kk * f
-                );
-            }
-            for j in 0..fn_ {
-                out += &format!(
-                    "            let b{j} = coopLoadT<FragB>(&sb[{bbuf}{}u * SB + wc + {}u], SB);\n",
-                    kk * f,
-                    j * f
-                );
-            }
-            for i in 0..fm {
-                for j in 0..fn_ {
-                    out += &format!("            c{i}_{j} = coopMultiplyAdd(a{i}, b{j}, c{i}_{j});\n");
-                }
-            }
-            out += "        }\n";
-        }
-        out
-    }
-
-    fn store(&self) -> String {
-        let (_, _, fm, fn_) = self.t.grid();
-        let f = self.t.frag;
-        let mut out = String::new();
-        for i in 0..fm {
-            for j in 0..fn_ {
-                out += &format!(
-                    "    coopStoreT(c{i}_{j}, &sc[s * F * F], F);\n    workgroupBarrier();\n    \
-                     store_frag(obase, off.z, s, row0 + wr + {}u, col0 + wc + {}u, lane);\n    workgroupBarrier();\n",
-                    i * f,
-                    j * f
-                );
-            }
-        }
-        out
-    }
-}
 
 /// Renders the strided copy for `d` (bindings: 1 = source, 2 = destination). Packed dtypes need
 /// the destination zeroed first, like every packed store.

@@ -1,0 +1,100 @@
+//! Straight-line code of the tiled kernel, `linalg.wgsl`.
+
+use super::*;
+
+/// The per-thread straight-line code of one tile shape (see `linalg.wgsl` for why it is
+/// unrolled here rather than written as WGSL loops). Names: `ca{r}`/`cb{r}` tile coordinates of
+/// the r-th staged element, `ia{r}`/`ib{r}` their vec4 slot in workgroup memory, `pa{r}`/`pb{r}`
+/// the prefetched raw values and `ea{r}`/`eb{r}` their element indices, `c{i}_{g}` the accumulator of row i, column group g.
+pub(super) struct Unrolled {
+    s: TileShape,
+    /// Elements of the A and B tiles each thread stages per K step.
+    la: u32,
+    lb: u32,
+}
+
+impl Unrolled {
+    pub(super) fn new(s: TileShape) -> Unrolled {
+        Unrolled { s, la: s.tm() * s.bk / 256, lb: s.tn() * s.bk / 256 }
+    }
+
+    pub(super) fn decls(&self) -> String {
+        let mut out = String::new();
+        for r in 0..self.la {
+            out += &format!("    let ca{r} = a_coord(li + {}u);\n", 256 * r);
+            out += &format!(
+                "    let ia{r} = ca{r}.y * SA + (ca{r}.x >> 2u);\n    var pa{r} = RAW(0);\n    var ea{r} = NONE;\n"
+            );
+        }
+        for r in 0..self.lb {
+            out += &format!("    let cb{r} = b_coord(li + {}u);\n", 256 * r);
+            out += &format!(
+                "    let ib{r} = cb{r}.x * SB + (cb{r}.y >> 2u);\n    var pb{r} = RAW(0);\n    var eb{r} = NONE;\n"
+            );
+        }
+        for i in 0..self.s.rm {
+            for g in 0..self.s.rn / 4 {
+                out += &format!("    var c{i}_{g} = R4(R(0.0));\n");
+            }
+        }
+        out
+    }
+
+    pub(super) fn load(&self) -> String {
+        let mut out = String::new();
+        for r in 0..self.la {
+            out += &format!("        ea{r} = index_a(off.x, row0, k0, kend, ca{r});\n        pa{r} = raw_a(ea{r});\n");
+        }
+        for r in 0..self.lb {
+            out += &format!("        eb{r} = index_b(off.y, col0, k0, kend, cb{r});\n        pb{r} = raw_b(eb{r});\n");
+        }
+        out
+    }
+
+    pub(super) fn stage(&self) -> String {
+        let mut out = String::new();
+        for r in 0..self.la {
+            out += &format!("        sa[ia{r}][ca{r}.x & 3u] = cvt(pa{r}, ea{r});\n");
+        }
+        for r in 0..self.lb {
+            out += &format!("        sb[ib{r}][cb{r}.y & 3u] = cvt(pb{r}, eb{r});\n");
+        }
+        out
+    }
+
+    pub(super) fn compute(&self) -> String {
+        const LANE: [&str; 4] = ["x", "y", "z", "w"];
+        let mut out = String::new();
+        for kk in 0..self.s.bk {
+            out += "        {\n";
+            for g in 0..self.s.rm / 4 {
+                out += &format!("            let a{g} = sa[{kk}u * SA + {}u + ty];\n", 16 * g);
+            }
+            for g in 0..self.s.rn / 4 {
+                out += &format!("            let b{g} = sb[{kk}u * SB + {}u + tx];\n", 16 * g);
+            }
+            for i in 0..self.s.rm {
+                let a = format!("a{}.{}", i / 4, LANE[(i % 4) as usize]);
+                for g in 0..self.s.rn / 4 {
+                    out += &format!("            c{i}_{g} = c{i}_{g} + {a} * b{g};\n");
+                }
+            }
+            out += "        }\n";
+        }
+        out
+    }
+
+    pub(super) fn store(&self) -> String {
+        let mut out = String::new();
+        for i in 0..self.s.rm {
+            let row = (i / 4) * 64 + i % 4;
+            for g in 0..self.s.rn / 4 {
+                out += &format!(
+                    "    store4(obase, off.z, row0 + {row}u + ty * 4u, col0 + {}u + tx * 4u, c{i}_{g});\n",
+                    64 * g
+                );
+            }
+        }
+        out
+    }
+}

@@ -1,0 +1,297 @@
+//! Variant choice, headroom and lowering of the GEMM family.
+
+use super::*;
+
+fn plan(ld: &[usize], rd: &[usize], at: &DotGeneralAttrs) -> DotPlan {
+    plan_dot_general(ld, rd, at).unwrap()
+}
+
+fn attrs(lb: &[usize], rb: &[usize], lc: &[usize], rc: &[usize]) -> DotGeneralAttrs {
+    DotGeneralAttrs {
+        lhs_batch: lb.to_vec(),
+        rhs_batch: rb.to_vec(),
+        lhs_contract: lc.to_vec(),
+        rhs_contract: rc.to_vec(),
+    }
+}
+
+#[test]
+fn plain_matmul_is_a_view() {
+    let p = plan(&[3, 4], &[4, 5], &attrs(&[], &[], &[1], &[0]));
+    assert_eq!((p.m, p.n, p.k), (3, 5, 4));
+    assert_eq!(p.lhs.view, Some((vec![], 4, 1)));
+    assert_eq!(p.rhs.view, Some((vec![], 5, 1)));
+}
+
+#[test]
+fn transposed_operands_are_views() {
+    // lhs [K, M] contracted on axis 0, rhs [N, K] contracted on axis 1: A^T · B^T.
+    let p = plan(&[4, 3], &[5, 4], &attrs(&[], &[], &[0], &[1]));
+    assert_eq!((p.m, p.n, p.k), (3, 5, 4));
+    assert_eq!(p.lhs.view, Some((vec![], 1, 3)));
+    assert_eq!(p.rhs.view, Some((vec![], 1, 4)));
+}
+
+#[test]
+fn batch_in_the_middle() {
+    // lhs [M=2, B=3, K=4], rhs [B=3, K=4, N=5]: batch strides follow each operand's layout.
+    let p = plan(&[2, 3, 4], &[3, 4, 5], &attrs(&[1], &[0], &[2], &[1]));
+    assert_eq!(p.batch_dims, vec![3]);
+    assert_eq!((p.m, p.n, p.k), (2, 5, 4));
+    assert_eq!(p.lhs.view, Some((vec![4], 12, 1)));
+    assert_eq!(p.rhs.view, Some((vec![20], 5, 1)));
+    assert_eq!(p.lhs.perm, vec![1, 0, 2]);
+    assert_eq!(p.rhs.perm, vec![0, 1, 2]);
+}
+
+#[test]
+fn multi_axis_groups_merge_only_in_memory_order() {
+    // Contracting axes (1, 2) of [2, 3, 4] merge; (2, 1) do not and need a copy.
+    let ok = plan(&[2, 3, 4], &[3, 4, 6], &attrs(&[], &[], &[1, 2], &[0, 1]));
+    assert_eq!((ok.m, ok.n, ok.k), (2, 6, 12));
+    assert_eq!(ok.lhs.view, Some((vec![], 12, 1)));
+    assert_eq!(ok.rhs.view, Some((vec![], 6, 1)));
+    let swapped = plan(&[2, 3, 4], &[4, 3, 6], &attrs(&[], &[], &[2, 1], &[0, 1]));
+    assert_eq!(swapped.lhs.view, None);
+    assert_eq!(swapped.lhs.perm, vec![0, 2, 1]);
+    assert_eq!(swapped.lhs.split, (0, 1));
+    assert_eq!(swapped.rhs.view, Some((vec![], 6, 1)));
+}
+
+#[test]
+fn free_axes_split_by_a_contracting_axis_need_a_copy() {
+    // lhs [2, 4, 3] with contract axis 1: free axes 0 and 2 are not adjacent in memory.
+    let p = plan(&[2, 4, 3], &[4, 5], &attrs(&[], &[], &[1], &[0]));
+    assert_eq!((p.m, p.n, p.k), (6, 5, 4));
+    assert_eq!(p.lhs.view, None);
+    assert_eq!(p.lhs.perm, vec![0, 2, 1]);
+    let w = Window { buf: crate::lower::Buf::Temp(0), offset: 0, bytes: 96 };
+    let c = contiguous_operand(w, &[2, 4, 3], &p.lhs).unwrap();
+    assert_eq!((c.rs, c.cs), (4, 1));
+}
+
+#[test]
+fn outer_product_and_unit_axes() {
+    // No contracting axes: K = 1, any strides.
+    let p = plan(&[3], &[5], &attrs(&[], &[], &[], &[]));
+    assert_eq!((p.m, p.n, p.k), (3, 5, 1));
+    assert!(p.lhs.view.is_some() && p.rhs.view.is_some());
+    // Unit axes never block a merge.
+    let q = plan(&[2, 1, 3, 4], &[4, 5], &attrs(&[], &[], &[3], &[0]));
+    assert_eq!(q.lhs.view, Some((vec![], 4, 1)));
+    assert_eq!(q.m, 6);
+}
+
+#[test]
+fn split_k_only_for_few_workgroups_and_long_k() {
+    let skinny = Variant::Skinny { nfast: true };
+    let tiled = Variant::Tiled(Tile::Small);
+    assert_eq!(choose_split(skinny, 200, 2, 210), (1, 200));
+    assert_eq!(choose_split(skinny, 1100, 2, 210), (4, 288));
+    assert_eq!(choose_split(skinny, 4096, 64, 4096), (16, 256));
+    assert_eq!(choose_split(skinny, 0, 1, 10), (1, 0));
+    assert_eq!(choose_split(tiled, 1030, 4, 4225), (2, 528));
+    assert_eq!(choose_split(tiled, 4096, 1024, 1 << 24), (1, 4096));
+    // Every split is non-empty.
+    for k in [513, 1000, 4097, 100_000] {
+        let (s, kc) = choose_split(skinny, k, 1, 1);
+        assert!(kc * (s - 1) < k && kc * s >= k, "k {k}: {s} x {kc}");
+    }
+}
+
+#[test]
+fn contracting_dim_zero() {
+    let p = plan(&[3, 0], &[0, 5], &attrs(&[], &[], &[1], &[0]));
+    assert_eq!((p.m, p.n, p.k), (3, 5, 0));
+    assert!(p.lhs.view.is_some() && p.rhs.view.is_some());
+}
+
+fn coop_config(size: u32, ab: CooperativeScalarType, cr: CooperativeScalarType) -> CooperativeMatrixProperties {
+    CooperativeMatrixProperties {
+        m_size: size,
+        n_size: size,
+        k_size: size,
+        ab_type: ab,
+        cr_type: cr,
+        saturating_accumulation: false,
+    }
+}
+
+/// A device like an NVIDIA GPU: subgroups of 32, f16, 48 KiB of workgroup memory, and the
+/// cooperative configurations `coop`.
+fn coop_caps(coop: Vec<CooperativeMatrixProperties>) -> DeviceCaps {
+    let mut caps = DeviceCaps::for_tests();
+    caps.subgroups = Some(crate::device::SubgroupSizes { min: 32, max: 32 });
+    caps.f16 = true;
+    caps.limits.max_compute_workgroup_storage_size = 49152;
+    caps.cooperative_matrix = coop;
+    caps
+}
+
+fn gemm_of(dtype: DType, m: usize, n: usize, k: usize) -> Gemm {
+    let w = Window { buf: crate::lower::Buf::In(0), offset: 0, bytes: 0 };
+    let s = |rs, cs| Strided { window: w, batch: vec![], rs, cs };
+    Gemm { dtype, batch_dims: vec![], m, n, k, a: s(k, 1), b: s(n, 1), bias: None }
+}
+
+#[test]
+fn f16_uses_the_largest_reported_f16_f32_square_fragment() {
+    use CooperativeScalarType::{F16, F32};
+    let caps = coop_caps(vec![coop_config(8, F16, F32), coop_config(16, F16, F32), coop_config(16, F16, F16)]);
+    let big = choose_variant(&caps, &gemm_of(DType::F16, 4096, 4096, 4096), 1).unwrap();
+    let big_tile = CoopTile { frag: 16, subgroup: 32, large: true };
+    assert_eq!(big, Variant::CoopVec(CoopVecTile { tile: big_tile, double_buffer: true }));
+    let ragged = choose_variant(&caps, &gemm_of(DType::F16, 37, 45, 19), 1).unwrap();
+    assert_eq!(ragged, Variant::Coop(CoopTile { frag: 16, subgroup: 32, large: false }));
+    // Few rows stay on the skinny kernel; other dtypes on the tiled one.
+    assert!(matches!(
+        choose_variant(&caps, &gemm_of(DType::F16, 1, 4096, 4096), 1).unwrap(),
+        Variant::Skinny { .. } | Variant::Gemv(_)
+    ));
+    for d in [DType::F32, DType::BF16, DType::F64] {
+        assert!(matches!(choose_variant(&caps, &gemm_of(d, 256, 256, 256), 1).unwrap(), Variant::Tiled(_)), "{d:?}");
+    }
+    // Only an 8x8 configuration: 8x8 fragments.
+    let eight = coop_caps(vec![coop_config(8, F16, F32)]);
+    let v = choose_variant(&eight, &gemm_of(DType::F16, 64, 64, 60), 1).unwrap();
+    assert_eq!(v, Variant::Coop(CoopTile { frag: 8, subgroup: 32, large: false }));
+}
+
+#[test]
+fn f16_falls_back_to_the_tiled_kernel_without_a_usable_configuration() {
+    use CooperativeScalarType::{F16, F32};
+    let g = gemm_of(DType::F16, 300, 300, 300);
+    let tiled = |caps: &DeviceCaps| matches!(choose_variant(caps, &g, 1).unwrap(), Variant::Tiled(_));
+    // No cooperative matrix (lavapipe), f16 accumulators only, fragment sizes naga cannot write.
+    assert!(tiled(&coop_caps(vec![])));
+    assert!(tiled(&coop_caps(vec![coop_config(16, F16, F16), coop_config(32, F16, F32)])));
+    assert!(tiled(&coop_caps(vec![coop_config(16, F32, F32)])));
+    // No f16 kernels, or several subgroup sizes.
+    let mut no_f16 = coop_caps(vec![coop_config(16, F16, F32)]);
+    no_f16.f16 = false;
+    assert!(tiled(&no_f16));
+    let mut varying = coop_caps(vec![coop_config(16, F16, F32)]);
+    varying.subgroups = Some(crate::device::SubgroupSizes { min: 32, max: 64 });
+    assert!(tiled(&varying));
+    // WebGPU's default 16 KiB of workgroup memory: the small coop tile only.
+    let mut small_mem = coop_caps(vec![coop_config(16, F16, F32)]);
+    small_mem.limits.max_compute_workgroup_storage_size = 16384;
+    let v = choose_variant(&small_mem, &gemm_of(DType::F16, 4096, 4096, 4096), 1).unwrap();
+    let small = CoopTile { frag: 16, subgroup: 32, large: false };
+    assert_eq!(v, Variant::CoopVec(CoopVecTile { tile: small, double_buffer: false }));
+}
+
+#[test]
+fn f16_vector_loads_only_for_whole_aligned_vectors() {
+    use CooperativeScalarType::{F16, F32};
+    let caps = coop_caps(vec![coop_config(16, F16, F32)]);
+    let pick = |g: &Gemm| choose_variant(&caps, g, 1).unwrap();
+    let large = CoopTile { frag: 16, subgroup: 32, large: true };
+    let g = gemm_of(DType::F16, 2048, 2048, 2048);
+    assert_eq!(pick(&g), Variant::CoopVec(CoopVecTile { tile: large, double_buffer: true }));
+    // K or N not a multiple of 8, a transposed operand, a strided or unaligned batch, or a
+    // window that is not whole vectors: element pairs.
+    assert_eq!(pick(&gemm_of(DType::F16, 2048, 2048, 2044)), Variant::Coop(large));
+    assert_eq!(pick(&gemm_of(DType::F16, 2048, 2044, 2048)), Variant::Coop(large));
+    let mut at = gemm_of(DType::F16, 2048, 2048, 2048);
+    (at.a.rs, at.a.cs) = (1, 2048);
+    assert_eq!(pick(&at), Variant::Coop(large));
+    let mut bt = gemm_of(DType::F16, 2048, 2048, 2048);
+    (bt.b.rs, bt.b.cs) = (1, 2048);
+    assert_eq!(pick(&bt), Variant::Coop(large));
+    let mut batch = gemm_of(DType::F16, 2048, 2048, 2048);
+    batch.batch_dims = vec![2];
+    batch.a.batch = vec![2048 * 2048 + 4];
+    batch.b.batch = vec![0];
+    assert_eq!(choose_variant(&caps, &batch, 2).unwrap(), Variant::Coop(large));
+    let mut window = gemm_of(DType::F16, 2048, 2048, 2048);
+    window.b.window.bytes = 2048 * 2048 * 2 + 8;
+    assert_eq!(pick(&window), Variant::Coop(large));
+}
+
+#[test]
+fn few_rows_with_aligned_n_contiguous_weights_use_the_wide_skinny_kernel() {
+    let caps = DeviceCaps::for_tests();
+    let pick = |g: &Gemm, batch| choose_variant(&caps, g, batch).unwrap();
+    let mut g = gemm_of(DType::F16, 1, 4096, 4096);
+    g.b.window.bytes = 4096 * 4096 * 2;
+    // 512 vectors of 8 columns: 2 per workgroup keeps 256 workgroups, and no split-K.
+    assert_eq!(pick(&g, 1), Variant::Gemv(GemvTile { ct: 2, rows: 1 }));
+    assert_eq!(choose_split(pick(&g, 1), 4096, 256, 4096), (1, 4096));
+    let mut f = gemm_of(DType::F32, 1, 4096, 4096);
+    f.b.window.bytes = 4096 * 4096 * 4;
+    assert_eq!(pick(&f, 1), Variant::Gemv(GemvTile { ct: 4, rows: 1 }));
+    // A 256-wide layer: K lanes limited to half of K.
+    let mut s = gemm_of(DType::F32, 1, 256, 256);
+    s.b.window.bytes = 256 * 256 * 4;
+    assert_eq!(pick(&s, 1), Variant::Gemv(GemvTile { ct: 2, rows: 1 }));
+    let mut r = gemm_of(DType::BF16, 3, 256, 256);
+    r.b.window.bytes = 256 * 256 * 2;
+    assert_eq!(pick(&r, 1), Variant::Gemv(GemvTile { ct: 2, rows: 4 }));
+    // Not whole vectors, transposed B, F64, K = 0: the per-element skinny kernel.
+    let skinny = |g: &Gemm| matches!(pick(g, 1), Variant::Skinny { .. });
+    let mut odd = gemm_of(DType::F16, 1, 12, 64);
+    odd.b.window.bytes = 12 * 64 * 2;
+    assert!(skinny(&odd));
+    let mut ragged_window = gemm_of(DType::F32, 1, 8, 3);
+    ragged_window.b.window.bytes = 8 * 3 * 4 + 4;
+    assert!(skinny(&ragged_window));
+    let mut t = g.b.clone();
+    (t.rs, t.cs) = (1, 4096);
+    assert!(skinny(&Gemm { b: t, ..gemm_of(DType::F16, 1, 4096, 4096) }));
+    assert!(skinny(&gemm_of(DType::F64, 1, 256, 256)));
+    assert!(skinny(&gemm_of(DType::F32, 1, 256, 0)));
+    let mut unaligned_batch = gemm_of(DType::F32, 1, 8, 3);
+    unaligned_batch.b.batch = vec![26];
+    unaligned_batch.batch_dims = vec![2];
+    assert!(skinny(&unaligned_batch));
+    // Few workgroups and a very long K: split.
+    let tiny = Variant::Gemv(GemvTile { ct: 1, rows: 1 });
+    assert_eq!(choose_split(tiny, 1 << 16, 4, 16), (16, 4096));
+    assert_eq!(choose_split(tiny, 4000, 4, 16), (1, 4000));
+}
+
+#[test]
+fn counters_near_32_bits_are_refused() {
+    let near = usize::try_from(u32::MAX).unwrap() - 10;
+    assert!(check_headroom(&gemm_of(DType::F32, 9, 9, 4096), 1, 4096).is_ok());
+    assert!(check_headroom(&gemm_of(DType::F32, 9, 9, near), 1, near).is_err());
+    assert!(check_headroom(&gemm_of(DType::F32, near, 1, 1), 1, 1).is_err());
+    // The last split's range may reach past K.
+    assert!(check_headroom(&gemm_of(DType::F32, 9, 9, 1 << 31), 3, 1 << 31).is_err());
+}
+
+/// The kernels of an F16 MatMul `[m, k] x [k, n]` lowered on `caps`.
+fn lower_f16_matmul(caps: &DeviceCaps, m: usize, n: usize, k: usize) -> Vec<Kernel> {
+    let op = |buf, dims| Operand::whole(buf, DType::F16, dims).unwrap();
+    let (x, w) = (op(crate::lower::Buf::In(0), vec![m, k]), op(crate::lower::Buf::In(1), vec![k, n]));
+    let out = op(crate::lower::Buf::Out(0), vec![m, n]);
+    let mut b = Lower::new(caps, 1);
+    matmul(&mut b, &x, &w, &out).unwrap();
+    b.finish().kernels().into_iter().cloned().collect()
+}
+
+#[test]
+fn f16_matmul_lowers_to_trusted_cooperative_kernels() {
+    use CooperativeScalarType::{F16, F32};
+    let caps = coop_caps(vec![coop_config(16, F16, F32)]);
+    let uses_coop = |ks: &[Kernel]| ks.iter().any(|k| k.source.contains("coopMultiplyAdd"));
+    let plain = lower_f16_matmul(&caps, 37, 45, 19);
+    assert!(uses_coop(&plain));
+    let is_vec = |ks: &[Kernel]| ks.iter().any(|k| shaders::kernel_file(&k.source) == Some("linalg_coop_vec.wgsl"));
+    assert!(!is_vec(&plain));
+    // Whole vectors (K and N multiples of 8): the vector-load kernel, also split over K.
+    let vec = lower_f16_matmul(&caps, 40, 48, 24);
+    assert!(uses_coop(&vec) && is_vec(&vec));
+    assert!(shaders::is_trusted(&vec[vec.len() - 1].source));
+    let vec_split = lower_f16_matmul(&caps, 65, 64, 1032);
+    assert!(is_vec(&vec_split) && vec_split.iter().any(|k| k.source.contains("ld_part")));
+    let product = plain.iter().find(|k| k.source.contains("coopMultiplyAdd")).unwrap();
+    assert!(shaders::is_trusted(&product.source));
+    // Few tiles and a long K: split-K partial sums, then the trusted reduction.
+    let split = lower_f16_matmul(&caps, 65, 65, 1030);
+    assert!(uses_coop(&split));
+    assert!(split.iter().any(|k| k.source.contains("ld_part")));
+    // Without cooperative matrices (lavapipe): the tiled kernel.
+    assert!(!uses_coop(&lower_f16_matmul(&coop_caps(vec![]), 37, 45, 19)));
+}

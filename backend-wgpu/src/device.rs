@@ -53,6 +53,9 @@ pub struct WgpuOptions {
     /// compilation of distinct kernels run in parallel); 0, the default, uses the machine's
     /// available parallelism (at most 8), 1 builds them one after another.
     pub compile_threads: usize,
+    /// Overrides of the lowerings' kernel choices (none by default), for benchmarking variants
+    /// and for tests (see [`crate::tuning`]).
+    pub tuning: crate::Tuning,
 }
 
 impl Default for WgpuOptions {
@@ -67,6 +70,7 @@ impl Default for WgpuOptions {
             spin_wait: std::time::Duration::from_micros(200),
             pipeline_cache_dir: None,
             compile_threads: 0,
+            tuning: crate::Tuning::default(),
         }
     }
 }
@@ -203,6 +207,8 @@ pub struct DeviceCaps {
     pub cooperative_matrix: Vec<wgpu::wgt::CooperativeMatrixProperties>,
     /// `PIPELINE_CACHE` enabled.
     pub pipeline_cache: bool,
+    /// The kernel-choice overrides the device was opened with ([`WgpuOptions::tuning`]).
+    pub tuning: crate::Tuning,
 }
 
 impl DeviceCaps {
@@ -222,6 +228,7 @@ impl DeviceCaps {
             timestamp_period_ns: 1.0,
             cooperative_matrix: Vec::new(),
             pipeline_cache: false,
+            tuning: crate::Tuning::default(),
         }
     }
 
@@ -419,6 +426,7 @@ impl DeviceContext {
                 Vec::new()
             },
             pipeline_cache: features.contains(wgpu::Features::PIPELINE_CACHE),
+            tuning: opts.tuning.clone(),
         };
         let disk = match (&opts.pipeline_cache_dir, caps.pipeline_cache) {
             (Some(dir), true) => crate::disk_cache::DiskCache::open(&device, &info, dir),

@@ -21,12 +21,14 @@ pub mod profile;
 mod resident;
 mod scope;
 mod timer;
+pub mod tuning;
 
 pub use device::{
     list_adapters, ApiChoice, DeviceCaps, DeviceContext, FeatureChoice, LimitOverrides, SubgroupSizes, WgpuOptions,
 };
 pub use exec::WgpuExecutable;
 pub use profile::{Profile, TimerKind};
+pub use tuning::Tuning;
 
 use backend_api::{Backend, Capabilities, CompileOptions, DType, Executable, Graph, Result};
 use std::sync::Arc;

@@ -92,7 +92,7 @@ pub struct RunArgs {
     #[arg(long)]
     pub trace: bool,
     #[command(flatten)]
-    pub cache: CacheArgs,
+    pub wgpu: WgpuArgs,
 }
 
 /// `wgml compare`.
@@ -165,17 +165,30 @@ pub struct BenchArgs {
     #[arg(long)]
     pub progress: bool,
     #[command(flatten)]
-    pub cache: CacheArgs,
+    pub wgpu: WgpuArgs,
 }
 
-/// The wgpu backend's persistent pipeline cache (run, bench, profile).
+/// Options of the wgpu backend (run, bench, profile): its persistent pipeline cache and
+/// kernel-choice overrides.
 #[derive(Args, Debug, Clone, Default)]
-pub struct CacheArgs {
+pub struct WgpuArgs {
     /// Load compiled pipelines from this directory and save new ones there (wgpu backend only,
     /// where the adapter supports a pipeline cache; created if missing). A later process with
     /// the same adapter and driver then skips the driver's shader compilation.
     #[arg(long = "pipeline-cache", value_name = "DIR")]
     pub dir: Option<PathBuf>,
+    /// Override a kernel choice of the wgpu backend, `KEY=VALUE` (repeatable), to compare
+    /// variants on one GPU; a forced variant applies only where it can compute the node exactly.
+    /// The keys are listed by `backend_wgpu::Tuning::KEYS` (an unknown key lists them).
+    #[arg(long = "tune", value_name = "KEY=VALUE")]
+    pub tune: Vec<String>,
+}
+
+impl WgpuArgs {
+    /// Whether the wgpu backend must be opened with options rather than from the registry.
+    pub fn any(&self) -> bool {
+        self.dir.is_some() || !self.tune.is_empty()
+    }
 }
 
 /// `wgml profile`.
@@ -196,7 +209,7 @@ pub struct ProfileArgs {
     #[arg(long, value_name = "N", default_value_t = 10, value_parser = clap::value_parser!(u64).range(1..))]
     pub iters: u64,
     #[command(flatten)]
-    pub cache: CacheArgs,
+    pub wgpu: WgpuArgs,
 }
 
 /// Parses `NAME=PATH`.

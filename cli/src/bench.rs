@@ -4,7 +4,7 @@ use crate::args::BenchArgs;
 use crate::feeds::gather;
 use crate::io::load_graph;
 use crate::progress::Progress;
-use crate::session::{compile, ms, open_with_cache};
+use crate::session::{compile, ms, open_with_options};
 use anyhow::Result;
 use backend_api::TensorView;
 use std::process::ExitCode;
@@ -38,7 +38,7 @@ pub fn summarize(times_ms: &[f64]) -> Summary {
 /// Runs the subcommand.
 pub fn bench(a: &BenchArgs) -> Result<ExitCode> {
     let graph = load_graph(&a.graph)?;
-    let opened = open_with_cache(&a.backend, a.cache.dir.as_deref())?;
+    let opened = open_with_options(&a.backend, &a.wgpu)?;
     let backend = opened.backend();
     let (mut exe, compile_time) = compile(backend, &graph)?;
     let feeds = gather(exe.signature(), &a.data)?;

@@ -16,7 +16,7 @@ pub fn profile(a: &ProfileArgs) -> Result<ExitCode> {
         bail!("wgml profile needs the wgpu backend (GPU timestamps); {:?} has no profiler", a.backend);
     }
     let graph = load_graph(&a.graph)?;
-    let backend = open_wgpu(a.cache.dir.as_deref())?;
+    let backend = open_wgpu(&a.wgpu)?;
     let start = Instant::now();
     let mut exe =
         backend.compile_wgpu(&graph, &CompileOptions::default()).context("compile on backend \"wgpu\" failed")?;
@@ -25,7 +25,7 @@ pub fn profile(a: &ProfileArgs) -> Result<ExitCode> {
     feeds.set_params(&mut exe)?;
     let inputs = feeds.input_views();
     println!("compile {}", ms(compile_time));
-    if a.cache.dir.is_some() {
+    if a.wgpu.dir.is_some() {
         println!("{}", cache_line(&backend));
     }
     for _ in 0..a.warmup {

@@ -3,7 +3,7 @@
 use crate::args::RunArgs;
 use crate::feeds::gather;
 use crate::io::{load_graph, write_outputs};
-use crate::session::{compile, ms, open_with_cache};
+use crate::session::{compile, ms, open_with_options};
 use anyhow::{Context, Result};
 use backend_api::{DType, Element, Tensor};
 use std::process::ExitCode;
@@ -15,7 +15,7 @@ const PREVIEW: usize = 8;
 /// Runs the subcommand.
 pub fn run(a: &RunArgs) -> Result<ExitCode> {
     let graph = load_graph(&a.graph)?;
-    let opened = open_with_cache(&a.backend, a.cache.dir.as_deref())?;
+    let opened = open_with_options(&a.backend, &a.wgpu)?;
     let backend = opened.backend();
     let (mut exe, compile_time) = compile(backend, &graph)?;
     let feeds = gather(exe.signature(), &a.data)?;

@@ -1,9 +1,9 @@
 //! What run, compare and bench share: opening a backend by name and compiling with timing.
 
+use crate::args::WgpuArgs;
 use anyhow::{bail, Context, Result};
 use backend_api::{Backend, CompileOptions, Executable, Graph};
 use backend_wgpu::{WgpuBackend, WgpuOptions};
-use std::path::Path;
 use std::time::{Duration, Instant};
 
 /// Creates the backend registered as `name`; an unknown name lists the registered ones.
@@ -12,12 +12,12 @@ pub fn open_backend(name: &str) -> Result<Box<dyn Backend>> {
 }
 
 /// A backend opened by name; the wgpu backend is kept as its own type when it was opened with
-/// options (`--pipeline-cache`), so that its extras can be shown.
+/// options (`--pipeline-cache`, `--tune`), so that its extras can be shown.
 pub enum Opened {
     /// Any registered backend, created with its defaults.
     Registered(Box<dyn Backend>),
-    /// The wgpu backend with options.
-    Wgpu(WgpuBackend),
+    /// The wgpu backend with options; `true` when a pipeline cache was asked for.
+    Wgpu(WgpuBackend, bool),
 }
 
 impl Opened {
@@ -25,7 +25,7 @@ impl Opened {
     pub fn backend(&self) -> &dyn Backend {
         match self {
             Opened::Registered(b) => b.as_ref(),
-            Opened::Wgpu(b) => b,
+            Opened::Wgpu(b, _) => b,
         }
     }
 
@@ -33,8 +33,8 @@ impl Opened {
     /// one is used.
     pub fn cache_report(&self) -> Option<String> {
         match self {
-            Opened::Registered(_) => None,
-            Opened::Wgpu(b) => Some(cache_line(b)),
+            Opened::Registered(_) | Opened::Wgpu(_, false) => None,
+            Opened::Wgpu(b, true) => Some(cache_line(b)),
         }
     }
 }
@@ -53,19 +53,24 @@ pub fn cache_line(b: &WgpuBackend) -> String {
     }
 }
 
-/// The wgpu backend with the pipeline cache in `cache_dir`, if given.
-pub fn open_wgpu(cache_dir: Option<&Path>) -> Result<WgpuBackend> {
-    let opts = WgpuOptions { pipeline_cache_dir: cache_dir.map(Path::to_path_buf), ..WgpuOptions::default() };
+/// The wgpu backend with the pipeline cache and kernel-choice overrides of `a`.
+pub fn open_wgpu(a: &WgpuArgs) -> Result<WgpuBackend> {
+    let mut opts = WgpuOptions { pipeline_cache_dir: a.dir.clone(), ..WgpuOptions::default() };
+    for pair in &a.tune {
+        opts.tuning.set_pair(pair).context("--tune")?;
+    }
     WgpuBackend::new(&opts).context("cannot create backend \"wgpu\"")
 }
 
-/// Opens backend `name`; with `cache_dir` (only for wgpu), with that pipeline cache.
-pub fn open_with_cache(name: &str, cache_dir: Option<&Path>) -> Result<Opened> {
-    match cache_dir {
-        None => Ok(Opened::Registered(open_backend(name)?)),
-        Some(_) if name != "wgpu" => bail!("--pipeline-cache works with the wgpu backend only, not {name:?}"),
-        Some(dir) => Ok(Opened::Wgpu(open_wgpu(Some(dir))?)),
+/// Opens backend `name`; with wgpu options (`--pipeline-cache`, `--tune`), only for wgpu.
+pub fn open_with_options(name: &str, a: &WgpuArgs) -> Result<Opened> {
+    if !a.any() {
+        return Ok(Opened::Registered(open_backend(name)?));
     }
+    if name != "wgpu" {
+        bail!("--pipeline-cache and --tune work with the wgpu backend only, not {name:?}");
+    }
+    Ok(Opened::Wgpu(open_wgpu(a)?, a.dir.is_some()))
 }
 
 /// Compiles `graph` on `backend`, returning the executable and the compile time.

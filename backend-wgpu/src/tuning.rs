@@ -1,0 +1,68 @@
+//! Kernel-choice overrides ([`crate::WgpuOptions::tuning`]).
+//!
+//! The lowerings choose each kernel variant and its sizes from the shapes and the adapter's
+//! capabilities. An override replaces one of those choices for every node it applies to: for
+//! benchmarking the alternatives on a given GPU (`wgml bench --tune KEY=VALUE`) and for tests that
+//! must reach a variant with small shapes. An override never makes a kernel accept what it cannot
+//! compute exactly: where the forced variant does not apply to a node (dtype, layout, device
+//! feature), that node keeps the automatic choice. `Tuning::default()` forces nothing.
+
+use backend_api::{bail, Result};
+
+/// Overrides of the automatic kernel choices; `None` everywhere (the default) lets the
+/// lowerings decide. Set fields directly or by name with [`Tuning::set`].
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Tuning {}
+
+impl Tuning {
+    /// The keys [`Tuning::set`] accepts, with the values each takes.
+    pub const KEYS: &'static [(&'static str, &'static str)] = &[];
+
+    /// Sets the override `key` from its text form (`wgml --tune KEY=VALUE`); an unknown key or a
+    /// value out of range is an `Input` error listing what is accepted.
+    pub fn set(&mut self, key: &str, value: &str) -> Result<()> {
+        let _ = value;
+        bail!(Input, "unknown tuning key {key:?}; known keys: {}", known_keys())
+    }
+
+    /// Parses `KEY=VALUE` and sets it (see [`Tuning::set`]).
+    pub fn set_pair(&mut self, pair: &str) -> Result<()> {
+        match pair.split_once('=') {
+            Some((k, v)) => self.set(k.trim(), v.trim()),
+            None => bail!(Input, "a tuning override is KEY=VALUE, got {pair:?}; known keys: {}", known_keys()),
+        }
+    }
+}
+
+fn known_keys() -> String {
+    if Tuning::KEYS.is_empty() {
+        return "none".to_string();
+    }
+    Tuning::KEYS.iter().map(|(k, v)| format!("{k} ({v})")).collect::<Vec<_>>().join(", ")
+}
+
+/// Parses an unsigned override value, checking it against `allowed`.
+#[allow(dead_code)]
+pub(crate) fn parse_u32(key: &str, value: &str, allowed: &[u32]) -> Result<u32> {
+    match value.parse::<u32>() {
+        Ok(v) if allowed.is_empty() || allowed.contains(&v) => Ok(v),
+        _ => bail!(Input, "tuning key {key:?} takes one of {allowed:?}, got {value:?}"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn unknown_keys_and_malformed_pairs_are_input_errors() {
+        let mut t = Tuning::default();
+        let e = t.set_pair("no.such.key=1").unwrap_err();
+        assert_eq!(e.kind(), backend_api::ErrorKind::Input, "{e}");
+        assert!(e.to_string().contains("no.such.key"), "{e}");
+        let e = t.set_pair("novalue").unwrap_err();
+        assert!(e.to_string().contains("KEY=VALUE"), "{e}");
+        assert_eq!(t, Tuning::default());
+    }
+}

@@ -4,15 +4,83 @@
 
 use crate::device::DeviceContext;
 use crate::lower::{Buf, Grid, Kernel, Lower, LowerFn, Lowering, NodeIo, Operand, Step, Window};
-use crate::pipelines::BindKind;
-use crate::pipelines::Pipeline;
+use crate::pipelines::{BindKind, BuildTimes, Pipeline};
 use crate::plan::{assign, bindable, Home, Loc, Request};
 use crate::profile::KernelInfo;
 use crate::scope;
 use backend_api::spec::op_label;
 use backend_api::{bail, CompileOptions, DType, Error, ErrorKind, Graph, Op, Result, Signature, Value};
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// Where one compile of a graph spent its time, and how many kernels it made: one per program
+/// (a static graph, or one binding of a symbolic graph's dims), from
+/// [`crate::WgpuExecutable::compile_stats`].
+///
+/// Wall times of the phases in order (`lower`, `pipelines`, `dispatches`, `cache_save`; `total`
+/// is all of `build`), and summed over the pipelines built, on however many threads
+/// ([`crate::WgpuOptions::compile_threads`]), where that time went inside wgpu. With the
+/// persistent pipeline cache warm, `pipeline_creation` is the translation to the driver's
+/// language plus the driver's cache lookup; cold, it is mostly the driver's compiler.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct CompileStats {
+    /// Nodes lowered to at least one kernel (leaves, aliases and empty outputs make none).
+    pub nodes: usize,
+    /// Dispatches of the program (a repeated body's counted once).
+    pub kernels: usize,
+    /// Distinct pipelines (kernel source and binding layout) among them.
+    pub distinct_kernels: usize,
+    /// Pipelines this compile built; the others were on the device already (built by an earlier
+    /// compile).
+    pub pipelines_built: usize,
+    /// WGSL bytes of the distinct kernels as rendered (helper libraries included).
+    pub wgsl_bytes: u64,
+    /// WGSL bytes handed to wgpu for the pipelines built, after the functions no entry point
+    /// calls were left out.
+    pub wgsl_bytes_built: u64,
+    /// Planning memory and lowering every node, rendering the kernels' WGSL (wall time).
+    pub lower: Duration,
+    /// Building the distinct pipelines, in parallel (wall time).
+    pub pipelines: Duration,
+    /// Summed over the pipelines built: `create_shader_module`, WGSL parsing and validation.
+    pub shader_modules: Duration,
+    /// Summed over the pipelines built: `create_compute_pipeline`, translation to the
+    /// backend's language (SPIR-V on Vulkan) and the driver's compilation or cache lookup.
+    pub pipeline_creation: Duration,
+    /// Summed over the pipelines built: waiting for their error scopes.
+    pub error_scopes: Duration,
+    /// Params uniforms, constant buffers and the dispatches' bindings and grids (wall time).
+    pub dispatches: Duration,
+    /// Writing the persistent pipeline cache back to its file (wall time; zero without one).
+    pub cache_save: Duration,
+    /// All of the program's build (wall time).
+    pub total: Duration,
+}
+
+impl std::fmt::Display for CompileStats {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let ms = |d: Duration| d.as_secs_f64() * 1e3;
+        write!(
+            f,
+            "{} nodes, {} kernels, {} distinct, {} built; {:.1} ms: lower {:.1}, pipelines {:.1} \
+             (summed: modules {:.1}, creation {:.1}, scopes {:.1}), dispatches {:.1}, cache save {:.1}",
+            self.nodes,
+            self.kernels,
+            self.distinct_kernels,
+            self.pipelines_built,
+            ms(self.total),
+            ms(self.lower),
+            ms(self.pipelines),
+            ms(self.shader_modules),
+            ms(self.pipeline_creation),
+            ms(self.error_scopes),
+            ms(self.dispatches),
+            ms(self.cache_save)
+        )
+    }
+}
 
 /// How many workgroups a dispatch runs.
 #[derive(Clone, Copy, Debug)]
@@ -95,6 +163,8 @@ pub(crate) struct Program {
     pub inputs: Vec<Loc>,
     /// The graph outputs.
     pub outputs: Vec<OutputSlot>,
+    /// How its compile went.
+    pub stats: CompileStats,
 }
 
 impl Program {
@@ -210,6 +280,9 @@ pub(crate) fn build_program(
     opts: &CompileOptions,
     lower: LowerFn,
 ) -> Result<Program> {
+    let start = Instant::now();
+    let mut stats = CompileStats::default();
+    let times = BuildTimes::default();
     let max_buffer = ctx.caps.limits.max_buffer_size;
     let mut p = Planner { graph, storage: HashMap::new(), reqs: vec![], sig, consts: vec![], max_buffer };
     let mut plans: Vec<Option<NodePlan>> = Vec::with_capacity(graph.nodes().len());
@@ -221,7 +294,12 @@ pub(crate) fn build_program(
     for v in graph.outputs() {
         p.touch(*v, usize::MAX);
     }
-    prebuild(ctx, &plans);
+    stats.nodes = plans.iter().flatten().filter(|p| !p.steps.is_empty()).count();
+    stats.lower = start.elapsed();
+    let t = Instant::now();
+    (stats.distinct_kernels, stats.wgsl_bytes) = prebuild(ctx, &plans, &times);
+    stats.pipelines = t.elapsed();
+    let t = Instant::now();
     let lim = &ctx.caps.limits;
     let align = u64::from(lim.min_storage_buffer_offset_alignment.max(4));
     let (arena_locs, mut arena_sizes) = assign(&p.reqs, align, lim.max_buffer_size, !opts.no_memory_reuse)
@@ -263,6 +341,7 @@ pub(crate) fn build_program(
         .collect::<Result<_>>()?;
     let mut dispatches = Vec::new();
     let mut steps = Vec::new();
+    let mut names = KernelNames::default();
     for (i, plan) in plans.iter().enumerate() {
         let Some(plan) = plan else { continue };
         let node = &graph.nodes()[i];
@@ -299,9 +378,9 @@ pub(crate) fn build_program(
             for step in &plan.steps {
                 let what = || format!("the dispatches of node {i} ({})", op_label(&node.op));
                 let origin = (i, op_label(&node.op));
-                scope::scoped(ctx, what, || program_step(ctx, step, &origin, &locate, &mut dispatches, &mut steps))
-                    .and_then(|r| r)
-                    .map_err(at_node)?;
+                let mut out = Built { dispatches: &mut dispatches, steps: &mut steps, names: &mut names };
+                let build = || program_step(ctx, step, &origin, &locate, &times, &mut out);
+                scope::scoped(ctx, what, build).and_then(|r| r).map_err(at_node)?;
             }
         }
     }
@@ -318,7 +397,17 @@ pub(crate) fn build_program(
             Ok(OutputSlot { loc: stored(v)?, bytes: nbytes(&t)?, dtype: t.0, shape: t.1 })
         })
         .collect::<Result<Vec<_>>>()?;
-    Ok(Program { arena_sizes, consts, dispatches, steps, inputs, outputs })
+    stats.dispatches = t.elapsed();
+    let t = Instant::now();
+    // New pipelines go to the persistent cache now, not at exit, which a host may skip.
+    ctx.pipelines.persist();
+    stats.cache_save = t.elapsed();
+    stats.kernels = dispatches.len();
+    let (built, modules, creation, scopes, bytes) = times.totals();
+    (stats.pipelines_built, stats.shader_modules, stats.pipeline_creation) = (built, modules, creation);
+    (stats.error_scopes, stats.wgsl_bytes_built) = (scopes, bytes);
+    stats.total = start.elapsed();
+    Ok(Program { arena_sizes, consts, dispatches, steps, inputs, outputs, stats })
 }
 
 fn plan_node(ctx: &Arc<DeviceContext>, p: &mut Planner<'_>, i: usize, lower: LowerFn) -> Result<Option<NodePlan>> {
@@ -443,27 +532,48 @@ fn with_types(e: Error, graph: &Graph, i: usize) -> Error {
     e.context(format!("({ins}) -> ({outs})"))
 }
 
+/// The profile name of each distinct kernel source, computed once per compile: naming scans the
+/// whole source, and most dispatches of a graph share a few sources.
+#[derive(Default)]
+struct KernelNames<'a>(HashMap<&'a str, String>);
+
+impl<'a> KernelNames<'a> {
+    fn info(&mut self, origin: &(usize, String), k: &'a Kernel) -> KernelInfo {
+        let name = self.0.entry(k.source.as_str()).or_insert_with(|| shaders::kernel_name(&k.source));
+        KernelInfo::of(origin.0, &origin.1, k, name.clone())
+    }
+}
+
+/// What the program's dispatch pass appends to.
+struct Built<'o, 'a> {
+    dispatches: &'o mut Vec<DispatchSpec>,
+    steps: &'o mut Vec<ProgramStep>,
+    names: &'o mut KernelNames<'a>,
+}
+
 /// Appends the dispatches of one lowering step and the program step that records them.
-fn program_step(
+fn program_step<'a>(
     ctx: &DeviceContext,
-    step: &Step,
+    step: &'a Step,
     origin: &(usize, String),
     locate: &impl Fn(&Window) -> Result<Loc>,
-    dispatches: &mut Vec<DispatchSpec>,
-    steps: &mut Vec<ProgramStep>,
+    times: &BuildTimes,
+    out: &mut Built<'_, 'a>,
 ) -> Result<()> {
     match step {
         Step::Kernel(k) => {
-            steps.push(ProgramStep::Dispatch(dispatches.len()));
-            dispatches.push(build_dispatch(ctx, k, origin, Uniform::Once(&k.params), locate)?);
+            out.steps.push(ProgramStep::Dispatch(out.dispatches.len()));
+            let info = out.names.info(origin, k);
+            out.dispatches.push(build_dispatch(ctx, k, info, Uniform::Once(&k.params), locate, times)?);
         }
         Step::Repeat(r) => {
-            let first = dispatches.len();
+            let first = out.dispatches.len();
             for (j, k) in r.body.iter().enumerate() {
                 let blocks = r.params.iter().map(|it| it.get(j).map(|p| &p[..]).unwrap_or(&[])).collect();
-                dispatches.push(build_dispatch(ctx, k, origin, Uniform::PerIteration(blocks), locate)?);
+                let info = out.names.info(origin, k);
+                out.dispatches.push(build_dispatch(ctx, k, info, Uniform::PerIteration(blocks), locate, times)?);
             }
-            steps.push(ProgramStep::Repeat { times: r.params.len(), first, count: r.body.len() });
+            out.steps.push(ProgramStep::Repeat { times: r.params.len(), first, count: r.body.len() });
         }
     }
     Ok(())
@@ -527,32 +637,43 @@ fn uniform_bytes(ctx: &DeviceContext, u: &Uniform<'_>) -> Result<(Vec<u8>, Optio
 
 /// Builds the pipelines of every kernel of `plans` in parallel ([`WgpuOptions::compile_threads`]);
 /// the program's serial pass then finds them cached. Kernels the device cannot run are left to
-/// that pass, which reports them with their node.
+/// that pass, which reports them with their node. Returns the number of distinct kernels and
+/// their WGSL bytes.
 ///
 /// [`WgpuOptions::compile_threads`]: crate::WgpuOptions::compile_threads
-fn prebuild(ctx: &DeviceContext, plans: &[Option<NodePlan>]) {
-    let job = |k: &Kernel, first: BindKind| {
-        ctx.caps.check_kernel(&k.source).ok()?;
+fn prebuild(ctx: &DeviceContext, plans: &[Option<NodePlan>], times: &BuildTimes) -> (usize, u64) {
+    fn job(k: &Kernel, first: BindKind) -> (&str, Vec<BindKind>) {
         let mut kinds = vec![first];
         kinds.extend(k.bindings.iter().map(|(_, kind)| *kind));
-        Some((k.source.clone(), kinds))
-    };
+        (k.source.as_str(), kinds)
+    }
     let mut jobs = Vec::new();
     for step in plans.iter().flatten().flat_map(|p| &p.steps) {
         match step {
-            Step::Kernel(k) => jobs.extend(job(k, BindKind::Uniform)),
-            Step::Repeat(r) => jobs.extend(r.body.iter().filter_map(|k| job(k, BindKind::DynamicUniform))),
+            Step::Kernel(k) => jobs.push(job(k, BindKind::Uniform)),
+            Step::Repeat(r) => jobs.extend(r.body.iter().map(|k| job(k, BindKind::DynamicUniform))),
         }
     }
-    ctx.pipelines.prebuild(&ctx.device, jobs, ctx.compile_threads);
+    let mut seen = HashSet::new();
+    jobs.retain(|(s, kinds)| seen.insert((*s, kinds.clone())));
+    let bytes = jobs.iter().map(|(s, _)| u64::try_from(s.len()).unwrap_or(u64::MAX)).fold(0, u64::saturating_add);
+    let distinct = jobs.len();
+    let owned = jobs
+        .into_iter()
+        .filter(|(s, _)| ctx.caps.check_kernel(s).is_ok())
+        .map(|(s, kinds)| (s.to_string(), kinds))
+        .collect();
+    ctx.pipelines.prebuild(&ctx.device, owned, ctx.compile_threads, times);
+    (distinct, bytes)
 }
 
 fn build_dispatch(
     ctx: &DeviceContext,
     k: &Kernel,
-    origin: &(usize, String),
+    info: KernelInfo,
     uniform: Uniform<'_>,
     locate: &impl Fn(&Window) -> Result<Loc>,
+    times: &BuildTimes,
 ) -> Result<DispatchSpec> {
     let lim = &ctx.caps.limits;
     if u32::try_from(k.bindings.len()).map_or(true, |n| n > lim.max_storage_buffers_per_shader_stage) {
@@ -567,8 +688,14 @@ fn build_dispatch(
     let first = if per_iteration.is_some() { BindKind::DynamicUniform } else { BindKind::Uniform };
     let mut kinds = vec![first];
     kinds.extend(k.bindings.iter().map(|(_, kind)| *kind));
-    ctx.caps.check_kernel(&k.source)?;
-    let pipe = ctx.pipelines.get(&ctx.device, &k.source, &kinds)?;
+    // A cached pipeline's kernel passed `check_kernel` on this device before it was built.
+    let pipe = match ctx.pipelines.cached(&k.source, &kinds) {
+        Some(p) => p,
+        None => {
+            ctx.caps.check_kernel(&k.source)?;
+            ctx.pipelines.get_timed(&ctx.device, &k.source, &kinds, times)?
+        }
+    };
     let what = || format!("a params uniform of {} bytes", params.len());
     let ubuf = scope::buffer_init(ctx, "params", &params, wgpu::BufferUsages::UNIFORM, &what)?;
     let locs: Vec<Loc> = k.bindings.iter().map(|(w, _)| locate(w)).collect::<Result<_>>()?;
@@ -591,7 +718,7 @@ fn build_dispatch(
         }
     }
     let workgroups = workgroups(ctx, k, &locs, locate)?;
-    let info = Arc::new(KernelInfo::of(origin.0, &origin.1, k));
+    let info = Arc::new(info);
     Ok(DispatchSpec { pipeline: pipe, uniform: ubuf, per_iteration, bindings: locs, workgroups, info })
 }
 

@@ -313,6 +313,21 @@ pub struct DeviceContext {
     pub spin_wait: std::time::Duration,
     /// Threads building pipelines at compile ([`WgpuOptions::compile_threads`], resolved).
     pub compile_threads: usize,
+    /// Where opening the device spent its time.
+    pub open_stats: OpenStats,
+}
+
+/// Where [`DeviceContext::open`] spent its time (wall times).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct OpenStats {
+    /// Creating the wgpu instance (loading the API's drivers), listing and choosing the adapter.
+    pub adapter: std::time::Duration,
+    /// `request_device`: the logical device and its queue.
+    pub device: std::time::Duration,
+    /// Reading the persistent pipeline cache's file and handing it to the driver (zero without
+    /// one).
+    pub pipeline_cache: std::time::Duration,
 }
 
 fn backends(api: ApiChoice) -> wgpu::Backends {
@@ -374,7 +389,9 @@ fn pick_adapter(opts: &WgpuOptions) -> Result<wgpu::Adapter> {
 impl DeviceContext {
     /// Opens a device on the adapter chosen by `opts`, enabling the optional features it has.
     pub fn open(opts: &WgpuOptions) -> Result<DeviceContext> {
+        let t = std::time::Instant::now();
         let adapter = pick_adapter(opts)?;
+        let mut open_stats = OpenStats { adapter: t.elapsed(), ..OpenStats::default() };
         let info = adapter.get_info();
         let have = adapter.features();
         let wide = if opts.no_64bit {
@@ -406,8 +423,10 @@ impl DeviceContext {
             experimental_features: experimental,
             ..Default::default()
         };
+        let t = std::time::Instant::now();
         let (device, queue) = pollster::block_on(adapter.request_device(&desc))
             .map_err(|e| Error::new(ErrorKind::Device, format!("request_device on {}: {e}", info.name)))?;
+        open_stats.device = t.elapsed();
         let caps = DeviceCaps {
             description: format!("{} ({:?}, driver {} {})", info.name, info.backend, info.driver, info.driver_info),
             f64: features.contains(wgpu::Features::SHADER_F64),
@@ -428,16 +447,19 @@ impl DeviceContext {
             pipeline_cache: features.contains(wgpu::Features::PIPELINE_CACHE),
             tuning: opts.tuning.clone(),
         };
+        let t = std::time::Instant::now();
         let disk = match (&opts.pipeline_cache_dir, caps.pipeline_cache) {
             (Some(dir), true) => crate::disk_cache::DiskCache::open(&device, &info, dir),
             _ => None,
         };
-        let pipelines = crate::pipelines::PipelineCache::with_disk(disk);
+        open_stats.pipeline_cache = t.elapsed();
+        let prune = opts.tuning.compile_prune.unwrap_or(true);
+        let pipelines = crate::pipelines::PipelineCache::with_disk(disk, prune);
         let compile_threads = match opts.compile_threads {
             0 => std::thread::available_parallelism().map_or(1, |n| n.get().min(8)),
             n => n,
         };
-        Ok(DeviceContext { device, queue, caps, pipelines, spin_wait: opts.spin_wait, compile_threads })
+        Ok(DeviceContext { device, queue, caps, pipelines, spin_wait: opts.spin_wait, compile_threads, open_stats })
     }
 }
 

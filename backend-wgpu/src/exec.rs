@@ -121,6 +121,12 @@ impl WgpuExecutable {
         self.instances.most_recent().map_or(0, |i| i.program.recorded_dispatches())
     }
 
+    /// How the most recently used variant's compile went: kernels, pipelines built, where the
+    /// time went ([`crate::CompileStats`]); `None` before a symbolic graph's first run.
+    pub fn compile_stats(&self) -> Option<&crate::CompileStats> {
+        self.instances.most_recent().map(|i| &i.program.stats)
+    }
+
     /// Number of compiled variants this executable holds instances of.
     pub fn variant_count(&self) -> usize {
         self.instances.len()

@@ -22,7 +22,9 @@ mod resident;
 mod scope;
 mod timer;
 pub mod tuning;
+mod wgsl_prune;
 
+pub use compile::CompileStats;
 pub use device::{
     list_adapters, ApiChoice, DeviceCaps, DeviceContext, FeatureChoice, LimitOverrides, SubgroupSizes, WgpuOptions,
 };
@@ -47,6 +49,11 @@ impl WgpuBackend {
     /// The device's capabilities.
     pub fn device_caps(&self) -> &DeviceCaps {
         &self.ctx.caps
+    }
+
+    /// Where opening the device spent its time.
+    pub fn open_stats(&self) -> device::OpenStats {
+        self.ctx.open_stats
     }
 
     /// The persistent pipeline cache's file and the outcome of its last load and save; `None`

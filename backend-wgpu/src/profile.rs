@@ -28,10 +28,11 @@ pub struct KernelInfo {
 }
 
 impl KernelInfo {
-    /// The info of kernel `k`, lowered for node `node` (op `op`).
-    pub(crate) fn of(node: usize, op: &str, k: &Kernel) -> KernelInfo {
+    /// The info of kernel `k`, lowered for node `node` (op `op`), named `kernel`
+    /// (`shaders::kernel_name` of its source, which the caller computes once per source).
+    pub(crate) fn of(node: usize, op: &str, k: &Kernel, kernel: String) -> KernelInfo {
         let bytes = k.bindings.iter().map(|(w, _)| w.bytes).fold(0u64, u64::saturating_add);
-        KernelInfo { node, op: op.to_string(), kernel: shaders::kernel_name(&k.source), bytes, flops: k.flops }
+        KernelInfo { node, op: op.to_string(), kernel, bytes, flops: k.flops }
     }
 }
 

@@ -13,17 +13,25 @@ use backend_api::{bail, Result};
 /// lowerings decide. Set fields directly or by name with [`Tuning::set`].
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 #[non_exhaustive]
-pub struct Tuning {}
+pub struct Tuning {
+    /// `compile.prune`: whether each kernel's WGSL is handed to wgpu without the functions its
+    /// entry point never calls (default true); false hands wgpu the whole rendered module, to
+    /// measure what leaving them out saves. The kernels compute the same either way.
+    pub compile_prune: Option<bool>,
+}
 
 impl Tuning {
     /// The keys [`Tuning::set`] accepts, with the values each takes.
-    pub const KEYS: &'static [(&'static str, &'static str)] = &[];
+    pub const KEYS: &'static [(&'static str, &'static str)] = &[("compile.prune", "true|false")];
 
     /// Sets the override `key` from its text form (`wgml --tune KEY=VALUE`); an unknown key or a
     /// value out of range is an `Input` error listing what is accepted.
     pub fn set(&mut self, key: &str, value: &str) -> Result<()> {
-        let _ = value;
-        bail!(Input, "unknown tuning key {key:?}; known keys: {}", known_keys())
+        match key {
+            "compile.prune" => self.compile_prune = Some(parse_bool(key, value)?),
+            _ => bail!(Input, "unknown tuning key {key:?}; known keys: {}", known_keys()),
+        }
+        Ok(())
     }
 
     /// Parses `KEY=VALUE` and sets it (see [`Tuning::set`]).
@@ -51,6 +59,15 @@ pub(crate) fn parse_u32(key: &str, value: &str, allowed: &[u32]) -> Result<u32> 
     }
 }
 
+/// Parses a boolean override value (`true`/`false`, `1`/`0`).
+pub(crate) fn parse_bool(key: &str, value: &str) -> Result<bool> {
+    match value {
+        "true" | "1" => Ok(true),
+        "false" | "0" => Ok(false),
+        _ => bail!(Input, "tuning key {key:?} takes true or false, got {value:?}"),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -64,5 +81,13 @@ mod tests {
         let e = t.set_pair("novalue").unwrap_err();
         assert!(e.to_string().contains("KEY=VALUE"), "{e}");
         assert_eq!(t, Tuning::default());
+    }
+
+    #[test]
+    fn compile_keys_parse_booleans() {
+        let mut t = Tuning::default();
+        t.set_pair("compile.prune=false").unwrap();
+        assert_eq!(t.compile_prune, Some(false));
+        assert!(t.set_pair("compile.prune=maybe").is_err());
     }
 }

@@ -219,7 +219,7 @@ fn shader_module(device: &wgpu::Device, source: &str, prune: bool, times: &Build
     let trusted = shaders::is_trusted(source);
     let code = if prune { used_functions(source) } else { std::borrow::Cow::Borrowed(source) };
     times.wgsl_bytes.fetch_add(u64::try_from(code.len()).unwrap_or(u64::MAX), Ordering::Relaxed);
-    let desc = wgpu::ShaderModuleDescriptor { label: None, source: wgpu::ShaderSource::Wgsl(code.into()) };
+    let desc = wgpu::ShaderModuleDescriptor { label: None, source: wgpu::ShaderSource::Wgsl(code) };
     if trusted {
         // SAFETY: only renderers whose kernels index in bounds and loop a bounded number of times
         // for every params value their lowering produces mark them trusted (see

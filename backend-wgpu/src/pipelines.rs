@@ -210,21 +210,16 @@ fn layout_entry(binding: u32, kind: BindKind) -> wgpu::BindGroupLayoutEntry {
     }
 }
 
-/// The shader module of `source`: without runtime checks when the kernel is marked trusted
-/// (`shaders::TRUSTED_HEADER`), else with wgpu's bounds checks and loop bounding.
-/// Functions no entry point calls are left out first (see [`used_functions`]): the shared maths
-/// libraries are most of every module, and parsing, validating and translating them is most of
-/// a build's time outside the driver.
-fn shader_module(device: &wgpu::Device, source: &str, prune: bool, times: &BuildTimes) -> wgpu::ShaderModule {
-    let trusted = shaders::is_trusted(source);
-    let code = if prune { used_functions(source) } else { std::borrow::Cow::Borrowed(source) };
-    times.wgsl_bytes.fetch_add(u64::try_from(code.len()).unwrap_or(u64::MAX), Ordering::Relaxed);
-    let desc = wgpu::ShaderModuleDescriptor { label: None, source: wgpu::ShaderSource::Wgsl(code) };
+/// The shader module of `code`: without runtime checks when the kernel is `trusted` (its source
+/// starts with `shaders::TRUSTED_HEADER`), else with wgpu's bounds checks and loop bounding.
+fn shader_module(device: &wgpu::Device, code: &str, trusted: bool) -> wgpu::ShaderModule {
+    let desc = wgpu::ShaderModuleDescriptor { label: None, source: wgpu::ShaderSource::Wgsl(code.into()) };
     if trusted {
         // SAFETY: only renderers whose kernels index in bounds and loop a bounded number of times
         // for every params value their lowering produces mark them trusted (see
         // `shaders::TRUSTED_HEADER` and docs/WGPU-KERNELS.md, "Trusted kernels"): what the
-        // removed checks would have caught never happens.
+        // removed checks would have caught never happens. `code` is such a kernel, less
+        // functions that nothing calls, which make no access and run no loop.
         unsafe { device.create_shader_module_trusted(desc, wgpu::ShaderRuntimeChecks::unchecked()) }
     } else {
         device.create_shader_module(desc)
@@ -241,7 +236,12 @@ fn build(
     let oom = device.push_error_scope(wgpu::ErrorFilter::OutOfMemory);
     let scope = device.push_error_scope(wgpu::ErrorFilter::Validation);
     let t0 = Instant::now();
-    let module = shader_module(device, source, opts.prune, times);
+    // Functions no entry point calls are left out (see [`used_functions`]): the shared maths
+    // libraries are most of every module, and parsing, validating and translating them was most
+    // of a build's time outside the driver.
+    let code = if opts.prune { used_functions(source) } else { std::borrow::Cow::Borrowed(source) };
+    times.wgsl_bytes.fetch_add(u64::try_from(code.len()).unwrap_or(u64::MAX), Ordering::Relaxed);
+    let module = shader_module(device, &code, shaders::is_trusted(source));
     BuildTimes::add(&times.modules_ns, t0.elapsed());
     let t1 = Instant::now();
     let entries: Vec<_> = (0u32..).zip(kinds).map(|(i, k)| layout_entry(i, *k)).collect();
@@ -269,7 +269,8 @@ fn build(
         return Err(Error::new(ErrorKind::DeviceLimit, format!("the device ran out of memory building a kernel: {e}")));
     }
     if let Some(e) = invalid {
-        let lines: Vec<&str> = source.lines().collect();
+        // The code wgpu saw: the error's line numbers are its lines.
+        let lines: Vec<&str> = code.lines().collect();
         let head = lines[lines.len().saturating_sub(60)..].join("\n");
         return Err(Error::new(ErrorKind::Device, format!("kernel failed to build: {e}\n--- kernel ---\n{head}")));
     }

@@ -285,6 +285,9 @@ fn coop_forced_tiles_and_stagings() {
     }
 }
 
+/// (lhs shape, rhs shape, [lhs batch, rhs batch, lhs contract, rhs contract]).
+type DotCase = (&'static [usize], &'static [usize], [&'static [usize]; 4]);
+
 /// `op` on `be` against cpu-ref with relative tolerance `tol` of M (`mag_op` on |inputs|).
 fn compare_ref(be: &WgpuBackend, op: &Op, mag_op: &Op, ins: &[&Tensor], tol: f64, what: &str) {
     let got = run(be, op, ins);
@@ -345,7 +348,7 @@ fn reduced_precision_f32_and_bf16_products() {
             let mag = Op::FusedMatMulBiasAct { activation: None };
             compare_ref(&be, &op, &mag, &[&x, &w, &c], tol, &format!("{pairs:?} fused {d:?}"));
             // Transposed (exact tiled kernel) and batched DotGeneral.
-            let dots: [(&[usize], &[usize], [&[usize]; 4]); 2] = [
+            let dots: [DotCase; 2] = [
                 (&[63, 64], &[63, 48], [&[], &[], &[0], &[0]]),
                 (&[17, 3, 24], &[3, 24, 16], [&[1], &[0], &[2], &[1]]),
             ];

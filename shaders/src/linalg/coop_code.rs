@@ -41,7 +41,7 @@ impl CoopCode {
             Staging::Cvt | Staging::Word => 8,
             Staging::Direct => 0,
         };
-        let units = |rows: u32| if per == 0 { 0 } else { rows * bk / per / nt };
+        let units = |rows: u32| (rows * bk).checked_div(per).map_or(0, |u| u / nt);
         CoopCode { t, staging, bk, la: units(tm), lb: units(tn) }
     }
 

@@ -331,7 +331,7 @@ pub enum Variant {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum CoopStage {
     /// 16-byte loads staged half by half into f16 workgroup tiles (`linalg_coop_vec.wgsl`;
-    /// each half goes through f32, as naga has no u32 -> vec2<f16> bitcast).
+    /// each half goes through f32, as naga has no `u32` -> `vec2<f16>` bitcast).
     Cvt,
     /// 16-byte loads staged as 4 words into u32 workgroup tiles, fragments loaded from the words
     /// (`linalg_coop_word.wgsl`); F32 and BF16 operands are rounded to f16 pairs here (the

@@ -56,6 +56,9 @@ pub struct WgpuOptions {
     /// Overrides of the lowerings' kernel choices (none by default), for benchmarking variants
     /// and for tests (see [`crate::tuning`]).
     pub tuning: crate::Tuning,
+    /// Whether F32/BF16 matrix products may round their operands to f16 for tensor cores
+    /// ([`crate::MatmulPrecision`]; exact by default).
+    pub matmul_precision: crate::MatmulPrecision,
 }
 
 impl Default for WgpuOptions {
@@ -71,6 +74,7 @@ impl Default for WgpuOptions {
             pipeline_cache_dir: None,
             compile_threads: 0,
             tuning: crate::Tuning::default(),
+            matmul_precision: crate::MatmulPrecision::Exact,
         }
     }
 }
@@ -209,6 +213,8 @@ pub struct DeviceCaps {
     pub pipeline_cache: bool,
     /// The kernel-choice overrides the device was opened with ([`WgpuOptions::tuning`]).
     pub tuning: crate::Tuning,
+    /// The matrix-product precision the device was opened with ([`WgpuOptions::matmul_precision`]).
+    pub matmul_precision: crate::MatmulPrecision,
 }
 
 impl DeviceCaps {
@@ -229,6 +235,7 @@ impl DeviceCaps {
             cooperative_matrix: Vec::new(),
             pipeline_cache: false,
             tuning: crate::Tuning::default(),
+            matmul_precision: crate::MatmulPrecision::Exact,
         }
     }
 
@@ -446,6 +453,7 @@ impl DeviceContext {
             },
             pipeline_cache: features.contains(wgpu::Features::PIPELINE_CACHE),
             tuning: opts.tuning.clone(),
+            matmul_precision: opts.matmul_precision,
         };
         let t = std::time::Instant::now();
         let disk = match (&opts.pipeline_cache_dir, caps.pipeline_cache) {

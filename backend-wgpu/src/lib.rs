@@ -17,6 +17,7 @@ mod lru;
 mod params;
 pub mod pipelines;
 pub mod plan;
+pub mod precision;
 pub mod profile;
 mod resident;
 mod scope;
@@ -29,6 +30,7 @@ pub use device::{
     list_adapters, ApiChoice, DeviceCaps, DeviceContext, FeatureChoice, LimitOverrides, SubgroupSizes, WgpuOptions,
 };
 pub use exec::WgpuExecutable;
+pub use precision::MatmulPrecision;
 pub use profile::{Profile, TimerKind};
 pub use tuning::Tuning;
 

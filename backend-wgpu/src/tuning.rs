@@ -8,6 +8,7 @@
 //! feature), that node keeps the automatic choice. `Tuning::default()` forces nothing.
 
 use backend_api::{bail, Result};
+use shaders::linalg::{CoopShape, CoopStage};
 
 /// Overrides of the automatic kernel choices; `None` everywhere (the default) lets the
 /// lowerings decide. Set fields directly or by name with [`Tuning::set`].
@@ -18,17 +19,50 @@ pub struct Tuning {
     /// entry point never calls (default true); false hands wgpu the whole rendered module, to
     /// measure what leaving them out saves. The kernels compute the same either way.
     pub compile_prune: Option<bool>,
+    /// `coop.tile`: the cooperative-matrix output tile (F16, and F32/BF16 under
+    /// [`crate::MatmulPrecision::F16`]).
+    pub coop_tile: Option<CoopShape>,
+    /// `coop.stage`: how the vector-load cooperative kernel stages operands; `pairs` forces the
+    /// element-pair kernel (`linalg_coop.wgsl`). Direct loads apply only to whole tiles.
+    pub coop_stage: Option<CoopStageChoice>,
+    /// `coop.bk`: K step of the vector-load cooperative kernels (32 or 64).
+    pub coop_bk: Option<u32>,
+    /// `coop.buffers`: staged K slices of the vector-load cooperative kernels (1 or 2).
+    pub coop_buffers: Option<u32>,
+    /// `coop.split`: the most K splits of a cooperative GEMM (1: never split K).
+    pub coop_split: Option<u32>,
+}
+
+/// A forced staging of the cooperative-matrix kernels (`coop.stage`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CoopStageChoice {
+    /// The element-pair kernel, any layout (`pairs`).
+    Pairs,
+    /// A vector-load staging (`cvt`, `word`, `direct`).
+    Vec(CoopStage),
 }
 
 impl Tuning {
     /// The keys [`Tuning::set`] accepts, with the values each takes.
-    pub const KEYS: &'static [(&'static str, &'static str)] = &[("compile.prune", "true|false")];
+    pub const KEYS: &'static [(&'static str, &'static str)] = &[
+        ("compile.prune", "true|false"),
+        ("coop.tile", "small|mid|large|wide|huge"),
+        ("coop.stage", "pairs|cvt|word|direct"),
+        ("coop.bk", "32|64"),
+        ("coop.buffers", "1|2"),
+        ("coop.split", "1..64"),
+    ];
 
     /// Sets the override `key` from its text form (`wgml --tune KEY=VALUE`); an unknown key or a
     /// value out of range is an `Input` error listing what is accepted.
     pub fn set(&mut self, key: &str, value: &str) -> Result<()> {
         match key {
             "compile.prune" => self.compile_prune = Some(parse_bool(key, value)?),
+            "coop.tile" => self.coop_tile = Some(parse_coop_tile(value)?),
+            "coop.stage" => self.coop_stage = Some(parse_coop_stage(value)?),
+            "coop.bk" => self.coop_bk = Some(parse_u32(key, value, &[32, 64])?),
+            "coop.buffers" => self.coop_buffers = Some(parse_u32(key, value, &[1, 2])?),
+            "coop.split" => self.coop_split = Some(parse_u32(key, value, &(1..=64).collect::<Vec<_>>())?),
             _ => bail!(Input, "unknown tuning key {key:?}; known keys: {}", known_keys()),
         }
         Ok(())
@@ -50,8 +84,28 @@ fn known_keys() -> String {
     Tuning::KEYS.iter().map(|(k, v)| format!("{k} ({v})")).collect::<Vec<_>>().join(", ")
 }
 
+fn parse_coop_tile(value: &str) -> Result<CoopShape> {
+    Ok(match value {
+        "small" => CoopShape::Small,
+        "mid" => CoopShape::Mid,
+        "large" => CoopShape::Large,
+        "wide" => CoopShape::Wide,
+        "huge" => CoopShape::Huge,
+        _ => bail!(Input, "tuning key \"coop.tile\" takes small, mid, large, wide or huge, got {value:?}"),
+    })
+}
+
+fn parse_coop_stage(value: &str) -> Result<CoopStageChoice> {
+    Ok(match value {
+        "pairs" => CoopStageChoice::Pairs,
+        "cvt" => CoopStageChoice::Vec(CoopStage::Cvt),
+        "word" => CoopStageChoice::Vec(CoopStage::Word),
+        "direct" => CoopStageChoice::Vec(CoopStage::Direct),
+        _ => bail!(Input, "tuning key \"coop.stage\" takes pairs, cvt, word or direct, got {value:?}"),
+    })
+}
+
 /// Parses an unsigned override value, checking it against `allowed`.
-#[allow(dead_code)]
 pub(crate) fn parse_u32(key: &str, value: &str, allowed: &[u32]) -> Result<u32> {
     match value.parse::<u32>() {
         Ok(v) if allowed.is_empty() || allowed.contains(&v) => Ok(v),
@@ -89,5 +143,19 @@ mod tests {
         t.set_pair("compile.prune=false").unwrap();
         assert_eq!(t.compile_prune, Some(false));
         assert!(t.set_pair("compile.prune=maybe").is_err());
+    }
+
+    #[test]
+    fn coop_keys_parse_and_reject_out_of_range_values() {
+        let mut t = Tuning::default();
+        for pair in ["coop.tile=wide", "coop.stage=word", "coop.bk=64", "coop.buffers=1", "coop.split=1"] {
+            t.set_pair(pair).unwrap();
+        }
+        assert_eq!(t.coop_tile, Some(CoopShape::Wide));
+        assert_eq!(t.coop_stage, Some(CoopStageChoice::Vec(CoopStage::Word)));
+        assert_eq!((t.coop_bk, t.coop_buffers, t.coop_split), (Some(64), Some(1), Some(1)));
+        for bad in ["coop.tile=giant", "coop.stage=fast", "coop.bk=48", "coop.buffers=3", "coop.split=0"] {
+            assert_eq!(t.set_pair(bad).unwrap_err().kind(), backend_api::ErrorKind::Input, "{bad}");
+        }
     }
 }

@@ -1,15 +1,19 @@
 //! The cooperative-matrix (tensor-core) F16 GEMM against cpu-ref, and against the tiled kernel of
 //! the same device with cooperative matrices turned off, on ragged shapes: M, N, K not multiples
 //! of the fragments or tiles, K = 0, odd batch offsets (elements starting mid-word), transposed
-//! DotGeneral operands, bias + activation, split-K and the large tile.
+//! DotGeneral operands, bias + activation, split-K and the large tile; every tile shape, staging
+//! (`linalg_coop_vec.wgsl`, `_word`, `_direct`), K step and buffering reached through the `coop.*`
+//! tuning overrides; and F32/BF16 products under the reduced-precision option
+//! ([`MatmulPrecision::F16`]) with an f16-appropriate tolerance.
 //!
 //! Adapters without an f16 x f16 -> f32 cooperative configuration (lavapipe) skip with a
-//! printed message: there the tiled kernel runs, which `tests/linalg.rs` covers.
+//! printed message: there the tiled kernel runs, which `tests/linalg.rs` covers. The test that
+//! the precision option changes nothing without tensor cores runs everywhere.
 
 use backend_api::op::{DotGeneralAttrs, Op, UnaryOp};
 use backend_api::{Backend, DType, Graph, GraphBuilder, Tensor, Value};
 use backend_cpu_ref as _;
-use backend_wgpu::{DeviceCaps, FeatureChoice, WgpuBackend, WgpuOptions};
+use backend_wgpu::{DeviceCaps, FeatureChoice, MatmulPrecision, WgpuBackend, WgpuOptions};
 use wgpu::wgt::CooperativeScalarType;
 
 mod common;
@@ -38,7 +42,12 @@ fn coop_config(caps: &DeviceCaps) -> Option<u32> {
 
 /// The default backend if it runs the cooperative-matrix kernel, else `None` after saying why.
 fn coop_backend() -> Option<WgpuBackend> {
-    let be = WgpuBackend::new(&WgpuOptions::default()).expect("a wgpu adapter (install mesa-vulkan-drivers)");
+    coop_backend_with(&WgpuOptions::default())
+}
+
+/// The backend opened with `opts` if it runs the cooperative-matrix kernel, else `None`.
+fn coop_backend_with(opts: &WgpuOptions) -> Option<WgpuBackend> {
+    let be = WgpuBackend::new(opts).expect("a wgpu adapter (install mesa-vulkan-drivers)");
     let caps = be.device_caps();
     match coop_config(caps) {
         Some(frag) => {
@@ -217,5 +226,167 @@ fn coop_dot_general_transposed_and_batched() {
             &[&l, &r],
             &format!("DotGeneral F16 {ls:?} {rs:?} {lb:?} {rb:?} {lc:?} {rc:?}"),
         );
+    }
+}
+
+/// Options with the tuning overrides `pairs` (`KEY=VALUE`) and matrix precision `precision`.
+fn options(pairs: &[&str], precision: MatmulPrecision) -> WgpuOptions {
+    let mut opts = WgpuOptions { matmul_precision: precision, ..WgpuOptions::default() };
+    for p in pairs {
+        opts.tuning.set_pair(p).expect("a known tuning key");
+    }
+    opts
+}
+
+/// Every tile shape, staging, K step and buffering of the vector-load kernels, forced by the
+/// `coop.*` overrides, on shapes with whole vectors: ragged M and tile edges (the forced
+/// staging falls back where it does not apply), whole tiles (where direct loads apply), a
+/// batch, split-K and without it, bias and activation.
+#[test]
+fn coop_forced_tiles_and_stagings() {
+    let Some(_) = coop_backend() else { return };
+    let tiled = tiled_backend();
+    let overrides: [&[&str]; 12] = [
+        &["coop.tile=small"],
+        &["coop.tile=mid", "coop.split=1"],
+        &["coop.tile=wide"],
+        &["coop.tile=huge"],
+        &["coop.stage=word"],
+        &["coop.stage=word", "coop.tile=wide", "coop.bk=64"],
+        &["coop.stage=word", "coop.buffers=1"],
+        &["coop.stage=direct"],
+        &["coop.stage=direct", "coop.tile=wide", "coop.bk=64"],
+        &["coop.stage=direct", "coop.tile=small", "coop.split=1"],
+        &["coop.bk=64", "coop.tile=mid"],
+        &["coop.stage=pairs"],
+    ];
+    let cases: [(&[usize], &[usize]); 6] = [
+        (&[37, 24], &[24, 40]),
+        (&[130, 1032], &[1032, 136]),
+        (&[128, 256], &[256, 256]),
+        (&[256, 128], &[128, 256]),
+        (&[2, 128, 64], &[64, 128]),
+        (&[128, 2048], &[2048, 128]),
+    ];
+    for pairs in overrides {
+        let Some(coop) = coop_backend_with(&options(pairs, MatmulPrecision::Exact)) else { return };
+        for (seed, (a, b)) in cases.iter().enumerate() {
+            eprintln!("{pairs:?} {a:?} x {b:?}");
+            matmul_case(&coop, &tiled, a, b, 500 + 2 * seed as u64);
+        }
+        let (x, w, c) = (
+            random(DType::F16, &[128, 64], -1.0, 1.0, 600),
+            random(DType::F16, &[64, 256], -1.0, 1.0, 601),
+            random(DType::F16, &[256], -1.0, 1.0, 602),
+        );
+        let op = Op::FusedMatMulBiasAct { activation: Some(UnaryOp::Gelu) };
+        let mag = Op::FusedMatMulBiasAct { activation: None };
+        compare(&coop, &tiled, &op, &mag, &[&x, &w, &c], &format!("{pairs:?} fused Gelu"));
+    }
+}
+
+/// (lhs shape, rhs shape, [lhs batch, rhs batch, lhs contract, rhs contract]).
+type DotCase = (&'static [usize], &'static [usize], [&'static [usize]; 4]);
+
+/// `op` on `be` against cpu-ref with relative tolerance `tol` of M (`mag_op` on |inputs|).
+fn compare_ref(be: &WgpuBackend, op: &Op, mag_op: &Op, ins: &[&Tensor], tol: f64, what: &str) {
+    let got = run(be, op, ins);
+    let want = run(cpu(), op, ins);
+    let abs_ins: Vec<Tensor> = ins.iter().map(|t| abs(t)).collect();
+    let mag = run(cpu(), mag_op, &abs_ins.iter().collect::<Vec<_>>()).view().to_f64_lossy();
+    check(&format!("{what} vs cpu-ref"), &got, &want, Some(tol), Some(&mag));
+}
+
+/// The tolerance of an F32/BF16 product with operands rounded to f16: 2^-11 relative per
+/// operand, so about 2^-10 of M, plus the output's own rounding for BF16.
+fn reduced_tol(d: DType) -> f64 {
+    if d == DType::BF16 {
+        approx(DType::BF16)
+    } else {
+        2e-3
+    }
+}
+
+/// F32 and BF16 MatMul, FusedMatMulBiasAct and DotGeneral under [`MatmulPrecision::F16`]: on
+/// tensor cores where the layout has whole vectors (ragged M, batched, split-K, fused, forced
+/// tiles and stagings), exact elsewhere (transposed, K not a multiple of 8); within an
+/// f16-operand tolerance of cpu-ref everywhere.
+#[test]
+fn reduced_precision_f32_and_bf16_products() {
+    let configs: [&[&str]; 3] = [&[], &["coop.tile=wide", "coop.bk=64"], &["coop.tile=small", "coop.split=1"]];
+    for pairs in configs {
+        let Some(be) = coop_backend_with(&options(pairs, MatmulPrecision::F16)) else { return };
+        for d in [DType::F32, DType::BF16] {
+            let tol = reduced_tol(d);
+            let cases: [(&[usize], &[usize]); 6] = [
+                (&[37, 24], &[24, 40]),
+                (&[130, 1032], &[1032, 136]),
+                (&[256, 128], &[128, 256]),
+                (&[3, 17, 40], &[40, 72]),
+                // K not a multiple of 8: exact tiled kernel
+                (&[33, 19], &[19, 45]),
+                (&[2, 1, 15, 16], &[3, 16, 24]),
+            ];
+            for (seed, (a, b)) in cases.iter().enumerate() {
+                let x = random(d, a, -1.0, 1.0, 700 + 2 * seed as u64);
+                let w = random(d, b, -1.0, 1.0, 701 + 2 * seed as u64);
+                compare_ref(
+                    &be,
+                    &Op::MatMul,
+                    &Op::MatMul,
+                    &[&x, &w],
+                    tol,
+                    &format!("{pairs:?} MatMul {d:?} {a:?} {b:?}"),
+                );
+            }
+            let (x, w, c) = (
+                random(d, &[66, 64], -1.0, 1.0, 800),
+                random(d, &[64, 24], -1.0, 1.0, 801),
+                random(d, &[24], -1.0, 1.0, 802),
+            );
+            let op = Op::FusedMatMulBiasAct { activation: Some(UnaryOp::Relu) };
+            let mag = Op::FusedMatMulBiasAct { activation: None };
+            compare_ref(&be, &op, &mag, &[&x, &w, &c], tol, &format!("{pairs:?} fused {d:?}"));
+            // Transposed (exact tiled kernel) and batched DotGeneral.
+            let dots: [DotCase; 2] = [
+                (&[63, 64], &[63, 48], [&[], &[], &[0], &[0]]),
+                (&[17, 3, 24], &[3, 24, 16], [&[1], &[0], &[2], &[1]]),
+            ];
+            for (seed, (ls, rs, [lb, rb, lc, rc])) in dots.iter().enumerate() {
+                let l = random(d, ls, -1.0, 1.0, 900 + 2 * seed as u64);
+                let r = random(d, rs, -1.0, 1.0, 901 + 2 * seed as u64);
+                let op = dot(lb, rb, lc, rc);
+                compare_ref(&be, &op, &op, &[&l, &r], tol, &format!("{pairs:?} DotGeneral {d:?} {ls:?} {rs:?}"));
+            }
+        }
+    }
+}
+
+/// Without tensor cores (lavapipe, or the feature turned off) the precision option changes
+/// nothing: F32 and BF16 products equal those of the exact default, bit for bit. Runs on every
+/// adapter.
+#[test]
+fn reduced_precision_changes_nothing_without_tensor_cores() {
+    let off = FeatureChoice { cooperative_matrix: false, ..FeatureChoice::default() };
+    let exact = WgpuBackend::new(&WgpuOptions { features: off, ..WgpuOptions::default() }).expect("a wgpu adapter");
+    let reduced =
+        WgpuBackend::new(&WgpuOptions { features: off, ..options(&[], MatmulPrecision::F16) }).expect("adapter");
+    for d in [DType::F32, DType::BF16] {
+        let x = random(d, &[65, 64], -300.0, 300.0, 1000);
+        let w = random(d, &[64, 72], -300.0, 300.0, 1001);
+        let (a, b) = (run(&exact, &Op::MatMul, &[&x, &w]), run(&reduced, &Op::MatMul, &[&x, &w]));
+        assert_eq!(a.bytes(), b.bytes(), "{d:?}: the option changed a product without tensor cores");
+        let c = random(d, &[72], -1.0, 1.0, 1002);
+        let op = Op::FusedMatMulBiasAct { activation: Some(UnaryOp::Relu) };
+        let (a, b) = (run(&exact, &op, &[&x, &w, &c]), run(&reduced, &op, &[&x, &w, &c]));
+        assert_eq!(a.bytes(), b.bytes(), "{d:?}: fused");
+    }
+    // The default adapter too, where it has no cooperative matrices (lavapipe).
+    let default = WgpuBackend::new(&options(&[], MatmulPrecision::F16)).expect("a wgpu adapter");
+    if coop_config(default.device_caps()).is_none() {
+        let x = random(DType::F32, &[40, 32], -1.0, 1.0, 1003);
+        let w = random(DType::F32, &[32, 24], -1.0, 1.0, 1004);
+        let (a, b) = (run(&exact, &Op::MatMul, &[&x, &w]), run(&default, &Op::MatMul, &[&x, &w]));
+        assert_eq!(a.bytes(), b.bytes(), "the option changed a product on an adapter without tensor cores");
     }
 }

@@ -182,12 +182,17 @@ pub struct WgpuArgs {
     /// The keys are listed by `backend_wgpu::Tuning::KEYS` (an unknown key lists them).
     #[arg(long = "tune", value_name = "KEY=VALUE")]
     pub tune: Vec<String>,
+    /// Precision of F32/BF16 matrix products on the wgpu backend: `exact` (default) or `f16`,
+    /// which rounds their operands to f16 for tensor cores where the adapter has them (f16 range
+    /// and 11-bit significands; see `backend_wgpu::MatmulPrecision`).
+    #[arg(long = "matmul-precision", value_name = "exact|f16")]
+    pub matmul_precision: Option<String>,
 }
 
 impl WgpuArgs {
     /// Whether the wgpu backend must be opened with options rather than from the registry.
     pub fn any(&self) -> bool {
-        self.dir.is_some() || !self.tune.is_empty()
+        self.dir.is_some() || !self.tune.is_empty() || self.matmul_precision.is_some()
     }
 }
 

@@ -59,6 +59,9 @@ pub fn open_wgpu(a: &WgpuArgs) -> Result<WgpuBackend> {
     for pair in &a.tune {
         opts.tuning.set_pair(pair).context("--tune")?;
     }
+    if let Some(p) = &a.matmul_precision {
+        opts.matmul_precision = p.parse().context("--matmul-precision")?;
+    }
     WgpuBackend::new(&opts).context("cannot create backend \"wgpu\"")
 }
 
@@ -68,7 +71,7 @@ pub fn open_with_options(name: &str, a: &WgpuArgs) -> Result<Opened> {
         return Ok(Opened::Registered(open_backend(name)?));
     }
     if name != "wgpu" {
-        bail!("--pipeline-cache and --tune work with the wgpu backend only, not {name:?}");
+        bail!("--pipeline-cache, --tune and --matmul-precision work with the wgpu backend only, not {name:?}");
     }
     Ok(Opened::Wgpu(open_wgpu(a)?, a.dir.is_some()))
 }

@@ -3,7 +3,8 @@
 use backend_api::op::UnaryOp;
 use backend_api::DType;
 use shaders::linalg::{
-    acc_dtype, module, permute_module, splitk_module, CoopTile, CoopVecTile, Epilogue, GemvTile, Tile, Variant,
+    acc_dtype, module, permute_module, splitk_module, CoopShape, CoopStage, CoopTile, CoopVecTile, Epilogue, GemvTile,
+    Tile, Variant,
 };
 
 mod common;
@@ -119,17 +120,30 @@ fn tiles_fit_default_workgroup_memory() {
 }
 
 /// The cooperative-matrix configurations the lowering can pick: both fragment sizes naga writes,
-/// both tiles, and subgroups of 32 and 64.
+/// every tile shape, and subgroups of 32 and 64.
 fn coop_tiles() -> Vec<CoopTile> {
     let mut tiles = Vec::new();
     for frag in [8, 16] {
         for subgroup in [32, 64] {
-            for large in [false, true] {
-                tiles.push(CoopTile { frag, subgroup, large });
+            for shape in CoopShape::ALL {
+                tiles.push(CoopTile { frag, subgroup, shape });
             }
         }
     }
     tiles
+}
+
+/// Every vector-load form of tile `t`: each staging, K step and buffering.
+fn coop_vec_tiles(t: CoopTile) -> Vec<CoopVecTile> {
+    let mut vs = Vec::new();
+    for stage in [CoopStage::Cvt, CoopStage::Word, CoopStage::Direct] {
+        for bk in [32, 64] {
+            for double_buffer in [false, true] {
+                vs.push(CoopVecTile { tile: t, double_buffer, bk, stage });
+            }
+        }
+    }
+    vs
 }
 
 /// Every cooperative variant: element pairs, and vector loads single- and double-buffered.
@@ -137,9 +151,7 @@ fn coop_variants() -> Vec<Variant> {
     let mut vs = Vec::new();
     for t in coop_tiles() {
         vs.push(Variant::Coop(t));
-        for double_buffer in [false, true] {
-            vs.push(Variant::CoopVec(CoopVecTile { tile: t, double_buffer }));
-        }
+        vs.extend(coop_vec_tiles(t).into_iter().map(Variant::CoopVec));
     }
     vs
 }
@@ -147,14 +159,16 @@ fn coop_variants() -> Vec<Variant> {
 #[test]
 fn coop_vec_kernels_are_named_by_their_file_and_fit() {
     for t in coop_tiles() {
-        let single = CoopVecTile { tile: t, double_buffer: false };
+        let single = CoopVecTile::cvt(t, false);
         let src = module(DType::F16, DType::F16, Variant::CoopVec(single), Epilogue::Store).unwrap().unwrap();
         assert_eq!(shaders::kernel_file(&src), Some("linalg_coop_vec.wgsl"));
         assert!(shaders::is_trusted(&src));
         // One buffer takes what the element-pair kernel takes; two fit 48 KiB.
         assert_eq!(single.workgroup_bytes(), t.workgroup_bytes());
         let double = CoopVecTile { double_buffer: true, ..single };
-        assert!(double.workgroup_bytes() <= 49152, "{double:?}: {}", double.workgroup_bytes());
+        if t.shape != CoopShape::Huge {
+            assert!(double.workgroup_bytes() <= 49152, "{double:?}: {}", double.workgroup_bytes());
+        }
         let plain = module(DType::F16, DType::F16, Variant::Coop(t), Epilogue::Store).unwrap().unwrap();
         assert_eq!(shaders::kernel_file(&plain), Some("linalg_coop.wgsl"));
     }
@@ -163,7 +177,15 @@ fn coop_vec_kernels_are_named_by_their_file_and_fit() {
 #[test]
 fn every_coop_variant_is_valid() {
     for v in coop_variants() {
-        for epi in epilogues() {
+        // Every epilogue on the element-pair and default vector kernels; the epilogue code is
+        // shared, so the other stagings, K steps and shapes take two (validation is slow).
+        let full = match v {
+            Variant::CoopVec(c) => c == CoopVecTile::cvt(c.tile, c.double_buffer),
+            _ => true,
+        };
+        let few = [Epilogue::Store, Epilogue::BiasAct(Some(UnaryOp::Gelu))];
+        let epis = if full { epilogues() } else { few.to_vec() };
+        for epi in epis {
             if let Some(src) = module(DType::F16, DType::F16, v, epi) {
                 let src = src.unwrap_or_else(|e| panic!("{v:?} {epi:?}: {e}"));
                 validate(&format!("linalg coop {v:?} {epi:?}"), &src);
@@ -176,21 +198,31 @@ fn every_coop_variant_is_valid() {
 
 #[test]
 fn coop_is_f16_only_and_naga_sized() {
-    let t = CoopTile { frag: 16, subgroup: 32, large: true };
+    let t = CoopTile { frag: 16, subgroup: 32, shape: CoopShape::Large };
     for d in [DType::F32, DType::BF16, DType::F64] {
         assert!(module(d, d, Variant::Coop(t), Epilogue::Store).is_none(), "{d:?}");
+        for v in coop_vec_tiles(t) {
+            // Only the word staging rounds F32/BF16 to f16 (the reduced-precision option).
+            let renders = module(d, d, Variant::CoopVec(v), Epilogue::Store).is_some();
+            assert_eq!(renders, v.stage == CoopStage::Word && d != DType::F64, "{d:?} {v:?}");
+        }
     }
-    let odd = CoopTile { frag: 32, subgroup: 32, large: true };
+    let odd = CoopTile { frag: 32, subgroup: 32, shape: CoopShape::Large };
     assert!(module(DType::F16, DType::F16, Variant::Coop(odd), Epilogue::Store).is_none());
 }
 
 #[test]
 fn coop_small_tile_fits_default_workgroup_memory() {
     for frag in [8, 16] {
-        let t = CoopTile { frag, subgroup: 32, large: false };
+        let t = CoopTile { frag, subgroup: 32, shape: CoopShape::Small };
         assert!(t.workgroup_bytes() <= 16384, "{t:?}: {}", t.workgroup_bytes());
         assert_eq!(t.block(), (64, 64));
-        assert_eq!(CoopTile { large: true, ..t }.block(), (128, 128));
+        let block = |shape| CoopTile { shape, ..t }.block();
+        assert_eq!(block(CoopShape::Mid), (128, 64));
+        assert_eq!(block(CoopShape::Large), (128, 128));
+        assert_eq!(block(CoopShape::Wide), (128, 128));
+        assert_eq!(block(CoopShape::Huge), (128, 256));
+        assert_eq!(CoopTile { shape: CoopShape::Wide, ..t }.threads(), 128);
     }
 }
 
@@ -199,38 +231,85 @@ fn coop_small_tile_fits_default_workgroup_memory() {
 /// bounds checks the kernel is built without.
 #[test]
 fn every_coop_variant_writes_spirv() {
-    use naga::back::spv;
-    use naga::proc::{BoundsCheckPolicies, BoundsCheckPolicy};
     for t in coop_variants() {
         for epi in [Epilogue::Store, Epilogue::BiasAct(Some(UnaryOp::Tanh))] {
             let src = module(DType::F16, DType::F16, t, epi).expect("coop").expect("renders");
-            let m = naga::front::wgsl::parse_str(&src).expect("parses");
-            let caps = naga::valid::Capabilities::all();
-            let info =
-                naga::valid::Validator::new(naga::valid::ValidationFlags::all(), caps).validate(&m).expect("valid");
-            for policy in [BoundsCheckPolicy::Unchecked, BoundsCheckPolicy::Restrict] {
-                let opts = spv::Options {
-                    lang_version: (1, 3),
-                    bounds_check_policies: BoundsCheckPolicies {
-                        index: policy,
-                        buffer: policy,
-                        image_load: policy,
-                        binding_array: policy,
-                    },
-                    ..spv::Options::default()
-                };
-                let words = spv::write_vec(&m, &info, &opts, None);
-                if let Err(e) = &words {
-                    panic!("{t:?} {epi:?} {policy:?}: {e:?}");
-                }
-            }
+            write_spirv(&format!("{t:?} {epi:?}"), &src);
         }
     }
 }
 
+/// Writes `src` as SPIR-V with and without bounds checks; panics naming `what` on failure.
+fn write_spirv(what: &str, src: &str) {
+    use naga::back::spv;
+    use naga::proc::{BoundsCheckPolicies, BoundsCheckPolicy};
+    let m = naga::front::wgsl::parse_str(src).expect("parses");
+    let caps = naga::valid::Capabilities::all();
+    let info = naga::valid::Validator::new(naga::valid::ValidationFlags::all(), caps).validate(&m).expect("valid");
+    for policy in [BoundsCheckPolicy::Unchecked, BoundsCheckPolicy::Restrict] {
+        let opts = spv::Options {
+            lang_version: (1, 3),
+            bounds_check_policies: BoundsCheckPolicies {
+                index: policy,
+                buffer: policy,
+                image_load: policy,
+                binding_array: policy,
+            },
+            ..spv::Options::default()
+        };
+        if let Err(e) = spv::write_vec(&m, &info, &opts, None) {
+            panic!("{what} {policy:?}: {e:?}");
+        }
+    }
+}
+
+/// The reduced-precision option: F32 and BF16 operands rounded to f16 by the word staging, with
+/// every epilogue and the f32 partial sums; valid, trusted, and written as SPIR-V.
+#[test]
+fn word_staging_renders_f32_and_bf16_operands() {
+    for d in [DType::F32, DType::BF16] {
+        for shape in [CoopShape::Small, CoopShape::Large, CoopShape::Wide] {
+            let tile = CoopTile { frag: 16, subgroup: 32, shape };
+            let v = Variant::CoopVec(CoopVecTile { tile, double_buffer: true, bk: 32, stage: CoopStage::Word });
+            for epi in epilogues() {
+                if let Some(src) = module(d, d, v, epi) {
+                    let src = src.unwrap_or_else(|e| panic!("{d:?} {v:?} {epi:?}: {e}"));
+                    validate(&format!("linalg coop word {d:?} {v:?} {epi:?}"), &src);
+                }
+            }
+            let src = module(d, DType::F32, v, Epilogue::Store).expect("partial").expect("renders");
+            assert!(shaders::is_trusted(&src));
+            assert_eq!(shaders::kernel_file(&src), Some("linalg_coop_word.wgsl"));
+            write_spirv(&format!("{d:?} {v:?}"), &src);
+        }
+    }
+}
+
+/// The kernel files of the staging forms.
+#[test]
+fn coop_stagings_are_named_by_their_file() {
+    let tile = CoopTile { frag: 16, subgroup: 32, shape: CoopShape::Wide };
+    for (stage, file) in [
+        (CoopStage::Cvt, "linalg_coop_vec.wgsl"),
+        (CoopStage::Word, "linalg_coop_word.wgsl"),
+        (CoopStage::Direct, "linalg_coop_direct.wgsl"),
+    ] {
+        let v = Variant::CoopVec(CoopVecTile { tile, double_buffer: true, bk: 64, stage });
+        let src = module(DType::F16, DType::F16, v, Epilogue::Store).expect("renders").expect("renders");
+        assert_eq!(shaders::kernel_file(&src), Some(file));
+        assert!(shaders::is_trusted(&src));
+    }
+    // Direct loads need no workgroup tiles.
+    let direct = CoopVecTile { tile, double_buffer: false, bk: 64, stage: CoopStage::Direct };
+    assert_eq!(direct.workgroup_bytes(), 4 * 16 * 16 * 4);
+    // Double-buffered 128 x 128 tiles with a K step of 32 fit 48 KiB; of 64, one buffer does.
+    let word = |double_buffer, bk| CoopVecTile { tile, double_buffer, bk, stage: CoopStage::Word }.workgroup_bytes();
+    assert!(word(true, 32) <= 49152 && word(false, 64) <= 49152 && word(true, 64) > 49152);
+}
+
 #[test]
 fn reviewed_gemm_kernels_are_trusted_and_others_not() {
-    let coop = Variant::Coop(CoopTile { frag: 16, subgroup: 32, large: true });
+    let coop = Variant::Coop(CoopTile { frag: 16, subgroup: 32, shape: CoopShape::Large });
     for v in VARIANTS.into_iter().chain([coop]) {
         let d = DType::F16;
         let plain = module(d, d, v, Epilogue::Store).expect("renders").expect("renders");

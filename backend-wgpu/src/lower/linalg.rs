@@ -17,11 +17,12 @@ use backend_api::shape::try_numel;
 use backend_api::shape::{broadcast_strides, strides};
 use backend_api::{bail, ensure, DType, Error, ErrorKind, Result, Shape, TensorType};
 use shaders::linalg::{
-    acc_dtype, gemv_columns, module, permute_module, splitk_module, CoopTile, CoopVecTile, DotPermuteParams, Epilogue,
-    GemmParams, GemvTile, Tile, Variant, GEMV_THREADS,
+    acc_dtype, gemv_columns, module, permute_module, splitk_module, DotPermuteParams, Epilogue, GemmParams, GemvTile,
+    Tile, Variant, GEMV_THREADS,
 };
 use shaders::params::Params;
-use wgpu::wgt::{CooperativeMatrixProperties, CooperativeScalarType};
+
+mod coop;
 
 /// Batched GEMMs with at least this many 128 x 128 tiles use the large tile (enough workgroups
 /// to fill a big GPU several times over); smaller ones use 64 x 64 tiles for parallelism.
@@ -175,7 +176,8 @@ fn gemm(b: &mut Lower<'_>, g: &Gemm, epi: Epilogue, out: &Operand) -> Result<()>
     let tile = |t: u32| usize::try_from(t).unwrap_or(usize::MAX).max(1);
     let blocks = [g.n.div_ceil(tile(bn)), g.m.div_ceil(tile(bm))];
     let workgroups = try_numel(&[blocks[0], blocks[1], batch])?;
-    let (nsplit, kc) = choose_split(variant, g.k, workgroups, out_numel);
+    let auto = choose_split(variant, g.k, workgroups, out_numel);
+    let (nsplit, kc) = coop::adjust_split(b.caps(), variant, g.k, auto);
     check_headroom(g, nsplit, kc)?;
     // Split-K: the product kernel writes partial sums to scratch and the reduction finishes.
     let (product_out, product_dtype, product_epi) = if nsplit > 1 {
@@ -292,7 +294,7 @@ fn threads(n: usize) -> Result<Grid> {
 }
 
 /// The skinny kernel for few rows; else the cooperative-matrix kernel for F16 on devices that
-/// have it; else the large tile for big float32-family problems on devices with the workgroup
+/// have it (and for F32/BF16 under the reduced-precision option, see [`coop::coop_variant`]); else the large tile for big float32-family problems on devices with the workgroup
 /// memory for it; else the small tile.
 fn choose_variant(caps: &DeviceCaps, g: &Gemm, batch: usize) -> Result<Variant> {
     if g.m <= SKINNY_MAX_ROWS {
@@ -303,10 +305,8 @@ fn choose_variant(caps: &DeviceCaps, g: &Gemm, batch: usize) -> Result<Variant> 
     }
     let large_tiles = g.m.div_ceil(128).saturating_mul(g.n.div_ceil(128)).saturating_mul(batch);
     let large = g.m >= 128 && g.n >= 128 && large_tiles >= LARGE_TILE_MIN_TILES;
-    if g.dtype == DType::F16 {
-        if let Some(t) = coop_tile(caps, large) {
-            return Ok(coop_vec_tile(caps, g, t).map_or(Variant::Coop(t), Variant::CoopVec));
-        }
+    if let Some(v) = coop::coop_variant(caps, g, large) {
+        return Ok(v);
     }
     let limit = u64::from(caps.limits.max_compute_workgroup_storage_size);
     let large_ok = g.dtype != DType::F64 && Tile::Large.workgroup_bytes(g.dtype) <= limit;
@@ -353,57 +353,6 @@ fn gemv_tile(g: &Gemm, batch: usize) -> Option<GemvTile> {
         ct *= 2;
     }
     Some(GemvTile { ct: u32::try_from(ct).ok()?, rows: u32::try_from(rows).ok()? })
-}
-
-/// The cooperative-matrix tile for an F16 GEMM on `caps`, if the device can run one: `f16`
-/// kernels, one subgroup size (the kernel is sized in subgroups), an f16 x f16 -> f32
-/// configuration with square fragments of a size naga writes (the largest reported), and the
-/// workgroup memory and invocations for the tile. The large tile when `large` and it fits.
-fn coop_tile(caps: &DeviceCaps, large: bool) -> Option<CoopTile> {
-    let sizes = caps.subgroups.as_ref()?;
-    if !caps.f16 || sizes.min != sizes.max {
-        return None;
-    }
-    let frag = caps.cooperative_matrix.iter().filter(|c| f16_to_f32_square(c)).map(|c| c.m_size).max()?;
-    let fits = |t: &CoopTile| {
-        t.workgroup_bytes() <= u64::from(caps.limits.max_compute_workgroup_storage_size)
-            && t.threads() <= caps.limits.max_compute_invocations_per_workgroup
-            && t.threads() <= caps.limits.max_compute_workgroup_size_x
-    };
-    let small = CoopTile { frag, subgroup: sizes.max, large: false };
-    let big = CoopTile { large: true, ..small };
-    [big].into_iter().filter(|_| large).chain([small]).find(fits)
-}
-
-/// The vector-load variant of cooperative tile `t` for `g`, when every staged 8-half vector is
-/// exact (see `linalg_coop_vec.wgsl`): A K-contiguous and B N-contiguous, K, N, the row strides
-/// and batch strides multiples of 8, both windows whole 16-byte vectors (the split-K ranges are
-/// multiples of 16, see [`choose_split`]). Double-buffered when the workgroup memory allows.
-fn coop_vec_tile(caps: &DeviceCaps, g: &Gemm, t: CoopTile) -> Option<CoopVecTile> {
-    let whole = |s: &Strided, fast: usize| {
-        fast == 1
-            && s.rs.is_multiple_of(8)
-            && s.batch.iter().all(|b| b.is_multiple_of(8))
-            && s.window.bytes.is_multiple_of(16)
-    };
-    let ok = g.k > 0 && g.k.is_multiple_of(8) && g.n.is_multiple_of(8) && whole(&g.a, g.a.cs) && whole(&g.b, g.b.cs);
-    if !ok {
-        return None;
-    }
-    let limit = u64::from(caps.limits.max_compute_workgroup_storage_size);
-    [true, false]
-        .into_iter()
-        .map(|double_buffer| CoopVecTile { tile: t, double_buffer })
-        .find(|v| v.workgroup_bytes() <= limit)
-}
-
-/// An f16 x f16 -> f32 configuration with M = N = K of 8 or 16 (the sizes naga writes).
-fn f16_to_f32_square(c: &CooperativeMatrixProperties) -> bool {
-    c.ab_type == CooperativeScalarType::F16
-        && c.cr_type == CooperativeScalarType::F32
-        && c.m_size == c.n_size
-        && c.n_size == c.k_size
-        && matches!(c.m_size, 8 | 16)
 }
 
 /// Splits K over several workgroups when the output alone gives too few of them to fill a large

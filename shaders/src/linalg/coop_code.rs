@@ -1,57 +1,65 @@
-//! Straight-line code of the cooperative-matrix kernels, `linalg_coop.wgsl` and
-//! `linalg_coop_vec.wgsl`.
+//! Straight-line code of the cooperative-matrix kernels: `linalg_coop.wgsl`,
+//! `linalg_coop_vec.wgsl`, `linalg_coop_word.wgsl` and `linalg_coop_direct.wgsl`.
 
 use super::*;
 
-/// The per-invocation straight-line code of the cooperative-matrix kernel (see
-/// `linalg_coop.wgsl`). Names: `ca{r}`/`cb{r}` tile coordinates of the first element of the r-th
-/// staged pair, `ia{r}`/`ib{r}` its workgroup index, `pa{r}`/`pb{r}` the pair's prefetched f16
-/// bits, `c{i}_{j}` the accumulator fragment of fragment row i, column j of the subgroup's block.
-///
-/// With `vec` (`linalg_coop_vec.wgsl`) the staged units are 8-half vectors: `pa{r}`/`pb{r}` the
-/// prefetched vectors, `oa{r}`/`ob{r}` whether they lie in the operand, and the tiles are read
-/// at the current buffer's offsets `abuf`/`bbuf`.
+/// Which cooperative-matrix template the code is for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Staging {
+    /// Element pairs through the operand strides (`linalg_coop.wgsl`).
+    Pairs,
+    /// 8-half vectors staged half by half into f16 tiles (`linalg_coop_vec.wgsl`).
+    Cvt,
+    /// 8-element groups staged as 4 words into u32 tiles (`linalg_coop_word.wgsl`).
+    Word,
+    /// Fragments loaded from the operands (`linalg_coop_direct.wgsl`).
+    Direct,
+}
+
+/// The per-invocation straight-line code of a cooperative-matrix kernel. Names: `ca{r}`/`cb{r}`
+/// tile coordinates of the first element of the r-th staged unit (pair, vector or 8-element
+/// group), `ia{r}`/`ib{r}` its workgroup index, `pa{r}`/`pb{r}` the unit's prefetched bits,
+/// `oa{r}`/`ob{r}` whether a vector or group lies in the operand, `c{i}_{j}` the accumulator
+/// fragment of fragment row i, column j of the subgroup's block. Staged tiles are read at the
+/// current buffer's offsets `abuf`/`bbuf` (vectors and groups).
 pub(super) struct CoopCode {
     t: CoopTile,
-    /// Vector loads rather than element pairs.
-    vec: bool,
-    /// Element pairs (vectors) of the A and B tiles each invocation stages per K step.
+    staging: Staging,
+    /// K step.
+    bk: u32,
+    /// Units of the A and B tiles each invocation stages per K step.
     la: u32,
     lb: u32,
 }
 
 impl CoopCode {
-    pub(super) fn new(t: CoopTile, vec: bool) -> CoopCode {
+    pub(super) fn new(t: CoopTile, staging: Staging, bk: u32) -> CoopCode {
         let (tm, tn) = t.block();
         let nt = t.threads().max(1);
-        let per = if vec { 8 } else { 2 };
-        CoopCode { t, vec, la: tm * COOP_BK / per / nt, lb: tn * COOP_BK / per / nt }
+        let per = match staging {
+            Staging::Pairs => 2,
+            Staging::Cvt | Staging::Word => 8,
+            Staging::Direct => 0,
+        };
+        let units = |rows: u32| (rows * bk).checked_div(per).map_or(0, |u| u / nt);
+        CoopCode { t, staging, bk, la: units(tm), lb: units(tn) }
     }
 
     pub(super) fn decls(&self) -> String {
         let nt = self.t.threads();
         let mut out = String::new();
-        if self.vec {
-            for r in 0..self.la {
-                out += &format!("    let ca{r} = a_coord(li + {}u);\n", nt * r);
-                out += &format!(
-                    "    let ia{r} = ca{r}.x * SA + ca{r}.y;\n    var pa{r} = vec4<u32>(0u);\n    var oa{r} = false;\n"
-                );
+        // Word tiles hold two halves per index.
+        let div = if self.staging == Staging::Word { " / 2u" } else { "" };
+        for (x, n) in [("a", self.la), ("b", self.lb)] {
+            for r in 0..n {
+                out += &format!("    let c{x}{r} = {x}_coord(li + {}u);\n", nt * r);
+                let s = if x == "a" { "SA" } else { "SB" };
+                out += &format!("    let i{x}{r} = c{x}{r}.x * {s} + c{x}{r}.y{div};\n");
+                out += &match self.staging {
+                    Staging::Pairs => format!("    var p{x}{r} = 0u;\n"),
+                    _ => format!("    var p{x}{r} = vec4<u32>(0u);\n    var o{x}{r} = false;\n"),
+                };
             }
-            for r in 0..self.lb {
-                out += &format!("    let cb{r} = b_coord(li + {}u);\n", nt * r);
-                out += &format!(
-                    "    let ib{r} = cb{r}.x * SB + cb{r}.y;\n    var pb{r} = vec4<u32>(0u);\n    var ob{r} = false;\n"
-                );
-            }
-        }
-        for r in 0..self.la * u32::from(!self.vec) {
-            out += &format!("    let ca{r} = a_coord(li + {}u);\n", nt * r);
-            out += &format!("    let ia{r} = ca{r}.x * SA + ca{r}.y;\n    var pa{r} = 0u;\n");
-        }
-        for r in 0..self.lb * u32::from(!self.vec) {
-            out += &format!("    let cb{r} = b_coord(li + {}u);\n", nt * r);
-            out += &format!("    let ib{r} = cb{r}.x * SB + cb{r}.y;\n    var pb{r} = 0u;\n");
         }
         let (_, _, fm, fn_) = self.t.grid();
         for i in 0..fm {
@@ -64,72 +72,74 @@ impl CoopCode {
 
     pub(super) fn load(&self) -> String {
         let mut out = String::new();
-        if self.vec {
-            for r in 0..self.la {
-                out += &format!(
-                    "        pa{r} = a[index_a(off.x, row0, k0, kend, ca{r})];\n        oa{r} = inside_a(row0, k0, kend, ca{r});\n"
-                );
+        for (x, n, base, at) in [("a", self.la, "off.x", "row0"), ("b", self.lb, "off.y", "col0")] {
+            for r in 0..n {
+                let index = format!("index_{x}({base}, {at}, k0, kend, c{x}{r})");
+                out += &match self.staging {
+                    Staging::Pairs => format!(
+                        "        p{x}{r} = pair_{x}({index}, index_{x}({base}, {at}, k0, kend, c{x}{r} + {x}_next()));\n"
+                    ),
+                    Staging::Cvt => format!("        p{x}{r} = {x}[{index}];\n"),
+                    Staging::Word => format!("        p{x}{r} = load8_{x}({index});\n"),
+                    Staging::Direct => String::new(),
+                };
+                if matches!(self.staging, Staging::Cvt | Staging::Word) {
+                    out += &format!("        o{x}{r} = inside_{x}({at}, k0, kend, c{x}{r});\n");
+                }
             }
-            for r in 0..self.lb {
-                out += &format!(
-                    "        pb{r} = b[index_b(off.y, col0, k0, kend, cb{r})];\n        ob{r} = inside_b(col0, k0, kend, cb{r});\n"
-                );
-            }
-            return out;
-        }
-        for r in 0..self.la {
-            out += &format!(
-                "        pa{r} = pair_a(index_a(off.x, row0, k0, kend, ca{r}), index_a(off.x, row0, k0, kend, ca{r} + a_next()));\n"
-            );
-        }
-        for r in 0..self.lb {
-            out += &format!(
-                "        pb{r} = pair_b(index_b(off.y, col0, k0, kend, cb{r}), index_b(off.y, col0, k0, kend, cb{r} + b_next()));\n"
-            );
         }
         out
     }
 
     pub(super) fn stage(&self) -> String {
         let mut out = String::new();
-        if self.vec {
-            for r in 0..self.la {
-                out += &format!("        stage_a(abuf + ia{r}, pa{r}, oa{r});\n");
+        for (x, n) in [("a", self.la), ("b", self.lb)] {
+            for r in 0..n {
+                out += &match self.staging {
+                    Staging::Pairs => format!("        stage_{x}(i{x}{r}, s{x}_step, p{x}{r});\n"),
+                    _ => format!("        stage_{x}({x}buf + i{x}{r}, p{x}{r}, o{x}{r});\n"),
+                };
             }
-            for r in 0..self.lb {
-                out += &format!("        stage_b(bbuf + ib{r}, pb{r}, ob{r});\n");
-            }
-            return out;
-        }
-        for r in 0..self.la {
-            out += &format!("        stage_a(ia{r}, sa_step, pa{r});\n");
-        }
-        for r in 0..self.lb {
-            out += &format!("        stage_b(ib{r}, sb_step, pb{r});\n");
         }
         out
     }
 
+    /// The fragment loads of slice `kk` (K offset `kk·F` within the step): (A of row i, B of
+    /// column j) as WGSL expressions.
+    fn fragment_loads(&self, kk: u32, i: u32, j: u32) -> (String, String) {
+        let f = self.t.frag;
+        let (ko, ro, co) = (kk * f, i * f, j * f);
+        match self.staging {
+            Staging::Pairs => (
+                format!("coopLoadT<FragA>(&sa[(wr + {ro}u) * SA + {ko}u], SA)"),
+                format!("coopLoadT<FragB>(&sb[{ko}u * SB + wc + {co}u], SB)"),
+            ),
+            Staging::Cvt => (
+                format!("coopLoadT<FragA>(&sa[abuf + (wr + {ro}u) * SA + {ko}u], SA)"),
+                format!("coopLoadT<FragB>(&sb[bbuf + {ko}u * SB + wc + {co}u], SB)"),
+            ),
+            Staging::Word => (
+                format!("coopLoadT<FragA>(&sa[abuf + (wr + {ro}u) * SA + {}u], SA)", ko / 2),
+                format!("coopLoadT<FragB>(&sb[bbuf + {ko}u * SB + (wc + {co}u) / 2u], SB)"),
+            ),
+            Staging::Direct => (
+                format!("coopLoadT<FragA>(&a[abase + {ro}u * p.a_rs + k0 + {ko}u], p.a_rs)"),
+                format!("coopLoadT<FragB>(&b[bbase + (k0 + {ko}u) * p.b_rs + {co}u], p.b_rs)"),
+            ),
+        }
+    }
+
     pub(super) fn compute(&self) -> String {
         let (_, _, fm, fn_) = self.t.grid();
-        let f = self.t.frag;
-        let (abuf, bbuf) = if self.vec { ("abuf + ", "bbuf + ") } else { ("", "") };
+        let f = self.t.frag.max(1);
         let mut out = String::new();
-        for kk in 0..COOP_BK / f {
+        for kk in 0..self.bk / f {
             out += "        {\n";
             for i in 0..fm {
-                out += &format!(
-                    "            let a{i} = coopLoadT<FragA>(&sa[{abuf}(wr + {}u) * SA + {}u], SA);\n",
-                    i * f,
-                    kk * f
-                );
+                out += &format!("            let a{i} = {};\n", self.fragment_loads(kk, i, 0).0);
             }
             for j in 0..fn_ {
-                out += &format!(
-                    "            let b{j} = coopLoadT<FragB>(&sb[{bbuf}{}u * SB + wc + {}u], SB);\n",
-                    kk * f,
-                    j * f
-                );
+                out += &format!("            let b{j} = {};\n", self.fragment_loads(kk, 0, j).1);
             }
             for i in 0..fm {
                 for j in 0..fn_ {

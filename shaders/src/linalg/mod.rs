@@ -1,8 +1,10 @@
 //! Variants of the linalg family (§2.6 MatMul, DotGeneral, FusedMatMulBiasAct):
 //! - the tiled batched matrix product (`linalg.wgsl`), 64 x 64 or 128 x 128 output tiles;
 //! - the tensor-core product for F16 (`linalg_coop.wgsl`): f16 cooperative matrices with f32
-//!   accumulators, on devices that have them, and its vector-load, double-buffered form for
-//!   operands stored in whole 16-byte rows (`linalg_coop_vec.wgsl`);
+//!   accumulators, on devices that have them, and its vector-load, double-buffered forms for
+//!   operands stored in whole 16-byte rows (`linalg_coop_vec.wgsl`, `linalg_coop_word.wgsl`,
+//!   which also rounds F32/BF16 operands to f16 under the reduced-precision option, and
+//!   `linalg_coop_direct.wgsl`, which loads fragments straight from the operands);
 //! - the skinny product for few rows (`linalg_skinny.wgsl`: batch-1 layers, GEMV), and its wide
 //!   form reading an aligned N-contiguous B as 16-byte vectors (`linalg_gemv.wgsl`);
 //! - the split-K reduction (`linalg_splitk.wgsl`) that adds the f32/f64 partial sums the product
@@ -98,7 +100,7 @@ crate::params! {
 mod coop_code;
 mod gemv_code;
 mod tiled_code;
-use coop_code::CoopCode;
+use coop_code::{CoopCode, Staging};
 use gemv_code::GemvCode;
 use tiled_code::Unrolled;
 
@@ -112,6 +114,10 @@ pub const TILED: &str = include_str!("../wgsl/linalg.wgsl");
 pub const COOP: &str = include_str!("../wgsl/linalg_coop.wgsl");
 /// The cooperative-matrix product template with vector loads and double-buffered tiles.
 pub const COOP_VEC: &str = include_str!("../wgsl/linalg_coop_vec.wgsl");
+/// The cooperative-matrix product template staging f16 pairs as words (no per-half conversion).
+pub const COOP_WORD: &str = include_str!("../wgsl/linalg_coop_word.wgsl");
+/// The cooperative-matrix product template loading fragments straight from the operands.
+pub const COOP_DIRECT: &str = include_str!("../wgsl/linalg_coop_direct.wgsl");
 /// The skinny (few rows) product template.
 pub const SKINNY: &str = include_str!("../wgsl/linalg_skinny.wgsl");
 /// The wide skinny (GEMV) product template: vector loads of an N-contiguous B.
@@ -178,30 +184,60 @@ impl Tile {
     }
 }
 
+/// Output tile of the cooperative-matrix kernels: the grid of subgroups and the block each
+/// subgroup owns.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum CoopShape {
+    /// 64 x 64: 2 x 2 subgroups of 32 x 32 (small problems, 16 KiB of workgroup memory).
+    Small,
+    /// 128 x 64: 2 x 2 subgroups of 64 x 32 (mid-sized problems without split-K).
+    Mid,
+    /// 128 x 128: 2 x 4 subgroups of 64 x 32.
+    Large,
+    /// 128 x 128: 2 x 2 subgroups of 64 x 64 (twice the products per fragment load).
+    Wide,
+    /// 128 x 256: 2 x 4 subgroups of 64 x 64.
+    Huge,
+}
+
+impl CoopShape {
+    /// Every shape.
+    pub const ALL: [CoopShape; 5] =
+        [CoopShape::Small, CoopShape::Mid, CoopShape::Large, CoopShape::Wide, CoopShape::Huge];
+
+    /// (subgroup rows, subgroup columns, rows per subgroup, columns per subgroup).
+    fn layout(self) -> (u32, u32, u32, u32) {
+        match self {
+            CoopShape::Small => (2, 2, 32, 32),
+            CoopShape::Mid => (2, 2, 64, 32),
+            CoopShape::Large => (2, 4, 64, 32),
+            CoopShape::Wide => (2, 2, 64, 64),
+            CoopShape::Huge => (2, 4, 64, 64),
+        }
+    }
+}
+
 /// Sizes of the cooperative-matrix kernel: `frag` x `frag` fragments (8 or 16, the sizes naga
-/// writes), workgroups of `subgroups` subgroups of `subgroup` invocations.
+/// writes), workgroups of subgroups of `subgroup` invocations laid out as `shape`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct CoopTile {
     /// Fragment edge (the M = N = K of the device's f16 x f16 -> f32 configuration).
     pub frag: u32,
     /// Invocations per subgroup (the device must have this one subgroup size).
     pub subgroup: u32,
-    /// 128 x 128 output tiles (8 subgroups of 64 x 32) rather than 64 x 64 (4 of 32 x 32).
-    pub large: bool,
+    /// Output tile and subgroup grid.
+    pub shape: CoopShape,
 }
 
-/// K step of the cooperative-matrix kernel (a multiple of every fragment size).
+/// K step of the element-pair cooperative-matrix kernel (a multiple of every fragment size).
 pub const COOP_BK: u32 = 32;
 
 impl CoopTile {
     /// (subgroup rows, subgroup columns, fragment rows per subgroup, fragment columns).
     fn grid(self) -> (u32, u32, u32, u32) {
         let f = self.frag.max(1);
-        if self.large {
-            (2, 4, 64 / f, 32 / f)
-        } else {
-            (2, 2, 32 / f, 32 / f)
-        }
+        let (wm, wn, sm, sn) = self.shape.layout();
+        (wm, wn, sm / f, sn / f)
     }
 
     /// Output (rows, columns) of one workgroup.
@@ -219,27 +255,40 @@ impl CoopTile {
     /// Bytes of workgroup memory the kernel declares: the f16 A and B tiles (rows padded by 8)
     /// and one f32 fragment per subgroup.
     pub fn workgroup_bytes(self) -> u64 {
-        let (wm, wn, _, _) = self.grid();
-        let (tm, tn) = self.block();
-        let halves = tm * (COOP_BK + 8) + COOP_BK * (tn + 8);
-        u64::from(halves) * 2 + u64::from(wm * wn * self.frag * self.frag) * 4
+        self.staged_bytes(COOP_BK, 1)
     }
 
-    /// Bytes of workgroup memory the vector-load kernel declares: as [`CoopTile::workgroup_bytes`]
-    /// with the A and B tiles `nbuf` times.
+    /// Bytes of workgroup memory of `nbuf` staged K slices of `bk` and the epilogue fragments.
+    fn staged_bytes(self, bk: u32, nbuf: u32) -> u64 {
+        let (wm, wn, _, _) = self.grid();
+        let (tm, tn) = self.block();
+        let halves = (u64::from(tm) * u64::from(bk + 8) + u64::from(bk) * u64::from(tn + 8)) * u64::from(nbuf);
+        halves * 2 + self.epilogue_bytes(wm * wn)
+    }
+
+    /// One f32 fragment per subgroup.
+    fn epilogue_bytes(self, subgroups: u32) -> u64 {
+        u64::from(subgroups) * u64::from(self.frag) * u64::from(self.frag) * 4
+    }
+
+    /// Bytes of workgroup memory the vector-load kernel declares with the default K step: as
+    /// [`CoopTile::workgroup_bytes`] with the A and B tiles `nbuf` times.
     pub fn vec_workgroup_bytes(self, nbuf: u32) -> u64 {
-        let (wm, wn, _, _) = self.grid();
-        let (tm, tn) = self.block();
-        let halves = u64::from(tm * (COOP_BK + 8) + COOP_BK * (tn + 8)) * u64::from(nbuf);
-        halves * 2 + u64::from(wm * wn * self.frag * self.frag) * 4
+        self.staged_bytes(COOP_BK, nbuf)
     }
 
-    /// Whether the vector-load kernel can be rendered: [`CoopTile::renderable`], and
-    /// invocations that each stage a whole number of 8-half vectors of both tiles.
-    fn vec_renderable(self) -> bool {
+    /// Whether the vector-load kernels can be rendered with K step `bk`: [`CoopTile::renderable`],
+    /// a K step of whole fragments and 8-element groups, and invocations that each stage a whole
+    /// number of 8-element groups of both tiles.
+    fn vec_renderable(self, bk: u32) -> bool {
         let (tm, tn) = self.block();
         let nt = self.threads();
-        self.renderable() && (tm * COOP_BK / 8).is_multiple_of(nt) && (tn * COOP_BK / 8).is_multiple_of(nt)
+        self.renderable()
+            && bk > 0
+            && bk.is_multiple_of(self.frag)
+            && bk.is_multiple_of(8)
+            && (tm * bk / 8).is_multiple_of(nt)
+            && (tn * bk / 8).is_multiple_of(nt)
     }
 
     /// Whether the kernel can be rendered: a fragment size naga writes, and invocations that
@@ -262,8 +311,10 @@ pub enum Variant {
     Tiled(Tile),
     /// The cooperative-matrix kernel (F16 only).
     Coop(CoopTile),
-    /// The cooperative-matrix kernel with vector loads (`linalg_coop_vec.wgsl`, F16 only): for a
-    /// K-contiguous A and an N-contiguous B of whole 16-byte rows.
+    /// The cooperative-matrix kernels with vector loads (`linalg_coop_vec.wgsl`,
+    /// `linalg_coop_word.wgsl`, `linalg_coop_direct.wgsl`; see [`CoopStage`]): for a K-contiguous A
+    /// and an N-contiguous B of whole 16-byte rows. F16, and F32/BF16 rounded to f16 by the word
+    /// staging (the reduced-precision option).
     CoopVec(CoopVecTile),
     /// The skinny kernel; `nfast` when B is read along columns (N-contiguous B), else along K.
     Skinny {
@@ -276,6 +327,21 @@ pub enum Variant {
     Gemv(GemvTile),
 }
 
+/// How the vector-load cooperative-matrix kernel gets its operands into fragments.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum CoopStage {
+    /// 16-byte loads staged half by half into f16 workgroup tiles (`linalg_coop_vec.wgsl`;
+    /// each half goes through f32, as naga has no `u32` -> `vec2<f16>` bitcast).
+    Cvt,
+    /// 16-byte loads staged as 4 words into u32 workgroup tiles, fragments loaded from the words
+    /// (`linalg_coop_word.wgsl`); F32 and BF16 operands are rounded to f16 pairs here (the
+    /// reduced-precision option).
+    Word,
+    /// Fragments loaded straight from the operands, no workgroup tiles
+    /// (`linalg_coop_direct.wgsl`; F16, whole tiles only).
+    Direct,
+}
+
 /// The vector-load cooperative-matrix kernel's tile and staging.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct CoopVecTile {
@@ -283,9 +349,18 @@ pub struct CoopVecTile {
     pub tile: CoopTile,
     /// Two staged K slices (one barrier per step) rather than one (two barriers).
     pub double_buffer: bool,
+    /// K step (32 or 64).
+    pub bk: u32,
+    /// How operands reach the fragments.
+    pub stage: CoopStage,
 }
 
 impl CoopVecTile {
+    /// The staged, double-buffered kernel of [`CoopStage::Cvt`] with K step [`COOP_BK`].
+    pub fn cvt(tile: CoopTile, double_buffer: bool) -> CoopVecTile {
+        CoopVecTile { tile, double_buffer, bk: COOP_BK, stage: CoopStage::Cvt }
+    }
+
     /// Staged K slices.
     pub fn nbuf(self) -> u32 {
         if self.double_buffer {
@@ -297,7 +372,23 @@ impl CoopVecTile {
 
     /// Bytes of workgroup memory the kernel declares.
     pub fn workgroup_bytes(self) -> u64 {
-        self.tile.vec_workgroup_bytes(self.nbuf())
+        match self.stage {
+            CoopStage::Direct => {
+                let (wm, wn, _, _) = self.tile.grid();
+                self.tile.epilogue_bytes(wm * wn)
+            }
+            CoopStage::Cvt | CoopStage::Word => self.tile.staged_bytes(self.bk, self.nbuf()),
+        }
+    }
+
+    /// Whether the kernel can be rendered for operands of dtype `d`: F16, or F32/BF16 staged as
+    /// words (the reduced-precision option).
+    fn renderable(self, d: DType) -> bool {
+        let dtype_ok = match self.stage {
+            CoopStage::Word => matches!(d, DType::F16 | DType::F32 | DType::BF16),
+            CoopStage::Cvt | CoopStage::Direct => d == DType::F16,
+        };
+        dtype_ok && self.tile.vec_renderable(self.bk)
     }
 }
 
@@ -481,53 +572,18 @@ pub fn module(d: DType, out: DType, variant: Variant, epi: Epilogue) -> Option<R
             if d != DType::F16 || !t.renderable() {
                 return None;
             }
-            let code = CoopCode::new(t, false);
-            let (wm, wn, fm, fn_) = t.grid();
-            let num = |x: u32| x.to_string();
-            let slots = [
-                ("F", num(t.frag)),
-                ("WM", num(wm)),
-                ("WN", num(wn)),
-                ("FM", num(fm)),
-                ("FN", num(fn_)),
-                ("BK", num(COOP_BK)),
-                ("SG", num(t.subgroup)),
-                ("DECLS", code.decls()),
-                ("LOAD", code.load()),
-                ("STAGE", code.stage()),
-                ("COMPUTE", code.compute()),
-                ("STORE", code.store()),
-            ];
-            let slots: Vec<(&str, &str)> = slots.iter().map(|(k, v)| (*k, v.as_str())).collect();
-            assemble("enable f16;\nenable wgpu_cooperative_matrix;\n", d, out, &inputs, epi, COOP, &slots)
+            coop_module(d, out, epi, CoopVecTile::cvt(t, false), Staging::Pairs)
         }
         Variant::CoopVec(v) => {
-            let t = v.tile;
-            if d != DType::F16 || !t.vec_renderable() {
+            if !v.renderable(d) {
                 return None;
             }
-            let code = CoopCode::new(t, true);
-            let (wm, wn, fm, fn_) = t.grid();
-            let num = |x: u32| x.to_string();
-            let slots = [
-                ("F", num(t.frag)),
-                ("WM", num(wm)),
-                ("WN", num(wn)),
-                ("FM", num(fm)),
-                ("FN", num(fn_)),
-                ("BK", num(COOP_BK)),
-                ("SG", num(t.subgroup)),
-                ("NBUF", num(v.nbuf())),
-                ("DECLS", code.decls()),
-                ("LOAD", code.load()),
-                ("STAGE", code.stage()),
-                ("COMPUTE", code.compute()),
-                ("STORE", code.store()),
-            ];
-            let slots: Vec<(&str, &str)> = slots.iter().map(|(k, v)| (*k, v.as_str())).collect();
-            // A and B are declared by the template as arrays of vectors.
-            let prelude = "enable f16;\nenable wgpu_cooperative_matrix;\n";
-            assemble(prelude, d, out, &[("", d), ("", d)], epi, COOP_VEC, &slots)
+            let staging = match v.stage {
+                CoopStage::Cvt => Staging::Cvt,
+                CoopStage::Word => Staging::Word,
+                CoopStage::Direct => Staging::Direct,
+            };
+            coop_module(d, out, epi, v, staging)
         }
         Variant::Skinny { nfast } => {
             let raw = raw_access(d);
@@ -565,6 +621,107 @@ pub fn module(d: DType, out: DType, variant: Variant, epi: Epilogue) -> Option<R
         }
     }
 }
+
+/// Renders a cooperative-matrix kernel: `v`'s tile, K step and buffers with the template and
+/// generated code of `staging`.
+fn coop_module(
+    d: DType,
+    out: DType,
+    epi: Epilogue,
+    v: CoopVecTile,
+    staging: Staging,
+) -> Option<Result<String, String>> {
+    let t = v.tile;
+    let code = CoopCode::new(t, staging, v.bk);
+    let (wm, wn, fm, fn_) = t.grid();
+    let num = |x: u32| x.to_string();
+    let mut slots = vec![
+        ("F", num(t.frag)),
+        ("WM", num(wm)),
+        ("WN", num(wn)),
+        ("FM", num(fm)),
+        ("FN", num(fn_)),
+        ("BK", num(v.bk)),
+        ("SG", num(t.subgroup)),
+        ("DECLS", code.decls()),
+        ("COMPUTE", code.compute()),
+        ("STORE", code.store()),
+    ];
+    if staging != Staging::Direct {
+        slots.extend([("LOAD", code.load()), ("STAGE", code.stage())]);
+    }
+    if matches!(staging, Staging::Cvt | Staging::Word) {
+        slots.push(("NBUF", num(v.nbuf())));
+    }
+    if staging == Staging::Word {
+        slots.push(("LOAD8", load8(d)?.to_string()));
+    }
+    let slots: Vec<(&str, &str)> = slots.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    let prelude = "enable f16;\nenable wgpu_cooperative_matrix;\n";
+    let (template, inputs) = match staging {
+        Staging::Pairs => (COOP, [("a", d), ("b", d)]),
+        // A and B are declared by these templates themselves.
+        Staging::Cvt => (COOP_VEC, [("", d), ("", d)]),
+        Staging::Word => (COOP_WORD, [("", d), ("", d)]),
+        Staging::Direct => (COOP_DIRECT, [("", d), ("", d)]),
+    };
+    assemble(prelude, d, out, &inputs, epi, template, &slots)
+}
+
+/// `load8_a(e)` and `load8_b(e)` of `linalg_coop_word.wgsl` for operands of dtype `d`: the 8
+/// elements from element index e (a multiple of 8) as 4 words of f16 pairs. F16 is one 16-byte
+/// load as it is; F32 (two loads) and BF16 (one) are rounded to f16 by `pack2x16float`, which
+/// overflows beyond ±65504 and loses all but 11 significant bits (the reduced-precision option).
+fn load8(d: DType) -> Option<&'static str> {
+    match d {
+        DType::F16 => Some(LOAD8_F16),
+        DType::F32 => Some(LOAD8_F32),
+        DType::BF16 => Some(LOAD8_BF16),
+        _ => None,
+    }
+}
+
+const LOAD8_F16: &str = "fn load8_a(e: u32) -> vec4<u32> {
+    return a[e / 8u];
+}
+
+fn load8_b(e: u32) -> vec4<u32> {
+    return b[e / 8u];
+}
+";
+
+const LOAD8_F32: &str = "fn pack8(lo: vec4<u32>, hi: vec4<u32>) -> vec4<u32> {
+    let l = bitcast<vec4<f32>>(lo);
+    let h = bitcast<vec4<f32>>(hi);
+    return vec4<u32>(pack2x16float(l.xy), pack2x16float(l.zw), pack2x16float(h.xy), pack2x16float(h.zw));
+}
+
+fn load8_a(e: u32) -> vec4<u32> {
+    return pack8(a[e / 4u], a[e / 4u + 1u]);
+}
+
+fn load8_b(e: u32) -> vec4<u32> {
+    return pack8(b[e / 4u], b[e / 4u + 1u]);
+}
+";
+
+const LOAD8_BF16: &str = "// Two bf16 (low, high half of w) as one word of two f16.
+fn bf16_pair_to_f16(w: u32) -> u32 {
+    return pack2x16float(vec2<f32>(bitcast<f32>(w << 16u), bitcast<f32>(w & 0xffff0000u)));
+}
+
+fn pack8(w: vec4<u32>) -> vec4<u32> {
+    return vec4<u32>(bf16_pair_to_f16(w.x), bf16_pair_to_f16(w.y), bf16_pair_to_f16(w.z), bf16_pair_to_f16(w.w));
+}
+
+fn load8_a(e: u32) -> vec4<u32> {
+    return pack8(a[e / 8u]);
+}
+
+fn load8_b(e: u32) -> vec4<u32> {
+    return pack8(b[e / 8u]);
+}
+";
 
 /// Renders the split-K reduction for output dtype `d`. Bindings: 1 = partial sums
 /// ([`acc_dtype`]`(d)`), then (2 = bias for [`Epilogue::BiasAct`]), then the output.

@@ -1,6 +1,8 @@
 //! Variant choice, headroom and lowering of the GEMM family.
 
 use super::*;
+use shaders::linalg::{CoopShape, CoopStage, CoopTile, CoopVecTile};
+use wgpu::wgt::{CooperativeMatrixProperties, CooperativeScalarType};
 
 fn plan(ld: &[usize], rd: &[usize], at: &DotGeneralAttrs) -> DotPlan {
     plan_dot_general(ld, rd, at).unwrap()
@@ -139,10 +141,10 @@ fn f16_uses_the_largest_reported_f16_f32_square_fragment() {
     use CooperativeScalarType::{F16, F32};
     let caps = coop_caps(vec![coop_config(8, F16, F32), coop_config(16, F16, F32), coop_config(16, F16, F16)]);
     let big = choose_variant(&caps, &gemm_of(DType::F16, 4096, 4096, 4096), 1).unwrap();
-    let big_tile = CoopTile { frag: 16, subgroup: 32, large: true };
-    assert_eq!(big, Variant::CoopVec(CoopVecTile { tile: big_tile, double_buffer: true }));
+    let big_tile = CoopTile { frag: 16, subgroup: 32, shape: CoopShape::Large };
+    assert_eq!(big, Variant::CoopVec(CoopVecTile::cvt(big_tile, true)));
     let ragged = choose_variant(&caps, &gemm_of(DType::F16, 37, 45, 19), 1).unwrap();
-    assert_eq!(ragged, Variant::Coop(CoopTile { frag: 16, subgroup: 32, large: false }));
+    assert_eq!(ragged, Variant::Coop(CoopTile { frag: 16, subgroup: 32, shape: CoopShape::Small }));
     // Few rows stay on the skinny kernel; other dtypes on the tiled one.
     assert!(matches!(
         choose_variant(&caps, &gemm_of(DType::F16, 1, 4096, 4096), 1).unwrap(),
@@ -154,7 +156,7 @@ fn f16_uses_the_largest_reported_f16_f32_square_fragment() {
     // Only an 8x8 configuration: 8x8 fragments.
     let eight = coop_caps(vec![coop_config(8, F16, F32)]);
     let v = choose_variant(&eight, &gemm_of(DType::F16, 64, 64, 60), 1).unwrap();
-    assert_eq!(v, Variant::Coop(CoopTile { frag: 8, subgroup: 32, large: false }));
+    assert_eq!(v, Variant::Coop(CoopTile { frag: 8, subgroup: 32, shape: CoopShape::Small }));
 }
 
 #[test]
@@ -177,8 +179,8 @@ fn f16_falls_back_to_the_tiled_kernel_without_a_usable_configuration() {
     let mut small_mem = coop_caps(vec![coop_config(16, F16, F32)]);
     small_mem.limits.max_compute_workgroup_storage_size = 16384;
     let v = choose_variant(&small_mem, &gemm_of(DType::F16, 4096, 4096, 4096), 1).unwrap();
-    let small = CoopTile { frag: 16, subgroup: 32, large: false };
-    assert_eq!(v, Variant::CoopVec(CoopVecTile { tile: small, double_buffer: false }));
+    let small = CoopTile { frag: 16, subgroup: 32, shape: CoopShape::Small };
+    assert_eq!(v, Variant::CoopVec(CoopVecTile::cvt(small, false)));
 }
 
 #[test]
@@ -186,9 +188,9 @@ fn f16_vector_loads_only_for_whole_aligned_vectors() {
     use CooperativeScalarType::{F16, F32};
     let caps = coop_caps(vec![coop_config(16, F16, F32)]);
     let pick = |g: &Gemm| choose_variant(&caps, g, 1).unwrap();
-    let large = CoopTile { frag: 16, subgroup: 32, large: true };
+    let large = CoopTile { frag: 16, subgroup: 32, shape: CoopShape::Large };
     let g = gemm_of(DType::F16, 2048, 2048, 2048);
-    assert_eq!(pick(&g), Variant::CoopVec(CoopVecTile { tile: large, double_buffer: true }));
+    assert_eq!(pick(&g), Variant::CoopVec(CoopVecTile::cvt(large, true)));
     // K or N not a multiple of 8, a transposed operand, a strided or unaligned batch, or a
     // window that is not whole vectors: element pairs.
     assert_eq!(pick(&gemm_of(DType::F16, 2048, 2048, 2044)), Variant::Coop(large));
@@ -294,4 +296,97 @@ fn f16_matmul_lowers_to_trusted_cooperative_kernels() {
     assert!(split.iter().any(|k| k.source.contains("ld_part")));
     // Without cooperative matrices (lavapipe): the tiled kernel.
     assert!(!uses_coop(&lower_f16_matmul(&coop_caps(vec![]), 37, 45, 19)));
+}
+
+fn h200_caps() -> DeviceCaps {
+    use CooperativeScalarType::{F16, F32};
+    coop_caps(vec![coop_config(16, F16, F32)])
+}
+
+#[test]
+fn coop_overrides_pick_tiles_stagings_and_k_steps_where_they_apply() {
+    let with = |pairs: &[&str]| {
+        let mut caps = h200_caps();
+        for p in pairs {
+            caps.tuning.set_pair(p).unwrap();
+        }
+        caps
+    };
+    let tile = |shape| CoopTile { frag: 16, subgroup: 32, shape };
+    let big = gemm_of(DType::F16, 4096, 4096, 4096);
+    let pick = |caps: &DeviceCaps, g: &Gemm| choose_variant(caps, g, 1).unwrap();
+    let vec =
+        |shape, double_buffer, bk, stage| Variant::CoopVec(CoopVecTile { tile: tile(shape), double_buffer, bk, stage });
+    assert_eq!(pick(&with(&["coop.tile=wide"]), &big), vec(CoopShape::Wide, true, 32, CoopStage::Cvt));
+    assert_eq!(pick(&with(&["coop.stage=word"]), &big), vec(CoopShape::Large, true, 32, CoopStage::Word));
+    assert_eq!(
+        pick(&with(&["coop.tile=huge", "coop.stage=direct", "coop.bk=64"]), &big),
+        vec(CoopShape::Huge, false, 64, CoopStage::Direct)
+    );
+    // K step 64 double-buffered does not fit 48 KiB with 128 x 128 tiles: one buffer.
+    assert_eq!(pick(&with(&["coop.bk=64"]), &big), vec(CoopShape::Large, false, 64, CoopStage::Cvt));
+    assert_eq!(pick(&with(&["coop.buffers=1"]), &big), vec(CoopShape::Large, false, 32, CoopStage::Cvt));
+    // Huge tiles staged twice do not fit either: the automatic tile.
+    assert_eq!(pick(&with(&["coop.tile=huge"]), &big), vec(CoopShape::Huge, false, 32, CoopStage::Cvt));
+    // Direct loads only for whole tiles: 4000 rows keep the staged kernel.
+    let ragged = gemm_of(DType::F16, 4000, 4096, 4096);
+    assert_eq!(pick(&with(&["coop.stage=direct"]), &ragged), vec(CoopShape::Large, true, 32, CoopStage::Cvt));
+    // The element-pair kernel on request; a layout without vectors ignores the staging.
+    assert_eq!(pick(&with(&["coop.stage=pairs"]), &big), Variant::Coop(tile(CoopShape::Large)));
+    let odd = gemm_of(DType::F16, 4096, 4096, 4090);
+    assert_eq!(pick(&with(&["coop.stage=word"]), &odd), Variant::Coop(tile(CoopShape::Large)));
+    // A small tile for a 1024^3 product.
+    let mid = gemm_of(DType::F16, 1024, 1024, 1024);
+    assert_eq!(pick(&with(&["coop.tile=mid"]), &mid), vec(CoopShape::Mid, true, 32, CoopStage::Cvt));
+}
+
+#[test]
+fn coop_split_override_and_direct_split_ranges() {
+    let mut caps = h200_caps();
+    let v = choose_variant(&caps, &gemm_of(DType::F16, 1024, 1024, 1024), 1).unwrap();
+    // 64 tiles of 128 x 128: two splits by default, none with coop.split=1.
+    assert_eq!(coop::adjust_split(&caps, v, 1024, choose_split(v, 1024, 64, 1 << 20)), (2, 512));
+    caps.tuning.set_pair("coop.split=1").unwrap();
+    assert_eq!(coop::adjust_split(&caps, v, 1024, choose_split(v, 1024, 64, 1 << 20)), (1, 1024));
+    // Direct loads: every split a whole number of K steps.
+    let direct = Variant::CoopVec(CoopVecTile {
+        tile: CoopTile { frag: 16, subgroup: 32, shape: CoopShape::Large },
+        double_buffer: false,
+        bk: 64,
+        stage: CoopStage::Direct,
+    });
+    let (s, kc) = coop::adjust_split(&h200_caps(), direct, 1088, (3, 368));
+    assert!(kc % 64 == 0 && s * kc >= 1088 && (s - 1) * kc < 1088, "{s} x {kc}");
+    // Other variants keep their split.
+    let tiled = Variant::Tiled(Tile::Small);
+    assert_eq!(coop::adjust_split(&caps, tiled, 1030, (2, 528)), (2, 528));
+}
+
+#[test]
+fn reduced_precision_is_explicit_and_only_where_tensor_cores_and_vectors_exist() {
+    let g32 = gemm_of(DType::F32, 512, 512, 512);
+    let gb = gemm_of(DType::BF16, 512, 512, 512);
+    let exact = h200_caps();
+    // Exact by default: F32 and BF16 stay on the tiled kernel.
+    assert!(matches!(choose_variant(&exact, &g32, 1).unwrap(), Variant::Tiled(_)));
+    assert!(matches!(choose_variant(&exact, &gb, 1).unwrap(), Variant::Tiled(_)));
+    let mut reduced = h200_caps();
+    reduced.matmul_precision = crate::MatmulPrecision::F16;
+    let word = |v: Variant| matches!(v, Variant::CoopVec(c) if c.stage == CoopStage::Word);
+    assert!(word(choose_variant(&reduced, &g32, 1).unwrap()));
+    assert!(word(choose_variant(&reduced, &gb, 1).unwrap()));
+    // Even a forced staging keeps the word staging, the only one that rounds.
+    let mut forced = reduced.clone();
+    forced.tuning.set_pair("coop.stage=direct").unwrap();
+    assert!(word(choose_variant(&forced, &g32, 1).unwrap()));
+    // Transposed operands, F64, F16 (unchanged), no tensor cores: as without the option.
+    let mut t = gemm_of(DType::F32, 512, 512, 512);
+    (t.b.rs, t.b.cs) = (1, 512);
+    assert!(matches!(choose_variant(&reduced, &t, 1).unwrap(), Variant::Tiled(_)));
+    assert!(matches!(choose_variant(&reduced, &gemm_of(DType::F64, 512, 512, 512), 1).unwrap(), Variant::Tiled(_)));
+    let f16 = gemm_of(DType::F16, 512, 512, 512);
+    assert_eq!(choose_variant(&reduced, &f16, 1).unwrap(), choose_variant(&exact, &f16, 1).unwrap());
+    let mut lavapipe = DeviceCaps::for_tests();
+    lavapipe.matmul_precision = crate::MatmulPrecision::F16;
+    assert!(matches!(choose_variant(&lavapipe, &g32, 1).unwrap(), Variant::Tiled(_)));
 }

@@ -343,7 +343,8 @@ fn gemv_kernels_with_and_without_subgroups_and_every_unroll() {
                 }
                 check_matmul(&be, d, &[2, 2, 72], &[2, 72, 24], 75);
                 // K-contiguous B (W [N, K]): ragged N, K not a multiple of the unroll's reach.
-                for (seed, (m, n, k)) in [(1, 70, 264), (2, 9, 40), (4, 33, 8), (7, 130, 1000)].into_iter().enumerate() {
+                for (seed, (m, n, k)) in [(1, 70, 264), (2, 9, 40), (4, 33, 8), (7, 130, 1000)].into_iter().enumerate()
+                {
                     check_kdot(&be, d, &[m, k], &[n, k], 80 + seed as u64);
                 }
                 check_kdot(&be, d, &[3, 2, 48], &[3, 17, 48], 85);

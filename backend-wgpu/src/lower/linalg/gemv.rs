@@ -21,9 +21,8 @@ const GEMV_MAX_CT: usize = 64;
 pub(super) fn gemv_tile(caps: &DeviceCaps, g: &Gemm, batch: usize) -> Option<GemvTile> {
     let cw = usize::try_from(gemv_columns(g.dtype)?).ok()?;
     let vector_bytes = u64::try_from(cw.checked_mul(g.dtype.size())?).ok()?;
-    let whole = g.k > 0
-        && g.b.batch.iter().all(|s| s.is_multiple_of(cw))
-        && g.b.window.bytes.is_multiple_of(vector_bytes);
+    let whole =
+        g.k > 0 && g.b.batch.iter().all(|s| s.is_multiple_of(cw)) && g.b.window.bytes.is_multiple_of(vector_bytes);
     let ncontig = g.b.cs == 1 && g.n.is_multiple_of(cw) && g.b.rs.is_multiple_of(cw);
     let kcontig = g.b.rs == 1 && g.k.is_multiple_of(cw) && g.b.cs.is_multiple_of(cw);
     let tune = &caps.tuning;

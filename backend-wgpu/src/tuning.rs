@@ -31,6 +31,19 @@ pub struct Tuning {
     pub coop_buffers: Option<u32>,
     /// `coop.split`: the most K splits of a cooperative GEMM (1: never split K).
     pub coop_split: Option<u32>,
+    /// `gemv.ct`: column invocations of the N-contiguous GEMV kernel, output columns per
+    /// workgroup of the K-contiguous one (a power of two, 1 to 64; 256 / ct lanes split K).
+    pub gemv_ct: Option<u32>,
+    /// `gemv.unroll`: 16-byte loads of the weights in flight per lane and iteration.
+    pub gemv_unroll: Option<u32>,
+    /// `gemv.subgroups`: lane sums by subgroup shuffles (where the device has subgroups) or by a
+    /// tree in workgroup memory.
+    pub gemv_subgroups: Option<bool>,
+    /// `gemv.workgroups`: the workgroup count the GEMV kernels size their columns for.
+    pub gemv_workgroups: Option<u32>,
+    /// `gemv.kdot`: the K-contiguous kernel for `x · Wᵀ` weights (W `[N, K]`), or the per-element
+    /// skinny kernel.
+    pub gemv_kdot: Option<bool>,
 }
 
 /// A forced staging of the cooperative-matrix kernels (`coop.stage`).
@@ -51,6 +64,11 @@ impl Tuning {
         ("coop.bk", "32|64"),
         ("coop.buffers", "1|2"),
         ("coop.split", "1..64"),
+        ("gemv.ct", "1|2|4|8|16|32|64"),
+        ("gemv.unroll", "1|2|4|8|16"),
+        ("gemv.subgroups", "0|1"),
+        ("gemv.workgroups", "1.."),
+        ("gemv.kdot", "0|1"),
     ];
 
     /// Sets the override `key` from its text form (`wgml --tune KEY=VALUE`); an unknown key or a
@@ -63,6 +81,17 @@ impl Tuning {
             "coop.bk" => self.coop_bk = Some(parse_u32(key, value, &[32, 64])?),
             "coop.buffers" => self.coop_buffers = Some(parse_u32(key, value, &[1, 2])?),
             "coop.split" => self.coop_split = Some(parse_u32(key, value, &(1..=64).collect::<Vec<_>>())?),
+            "gemv.ct" => self.gemv_ct = Some(parse_u32(key, value, &[1, 2, 4, 8, 16, 32, 64])?),
+            "gemv.unroll" => self.gemv_unroll = Some(parse_u32(key, value, &[1, 2, 4, 8, 16])?),
+            "gemv.subgroups" => self.gemv_subgroups = Some(parse_u32(key, value, &[0, 1])? == 1),
+            "gemv.workgroups" => {
+                let v = parse_u32(key, value, &[])?;
+                if v == 0 {
+                    bail!(Input, "tuning key {key:?} takes a positive count, got {value:?}");
+                }
+                self.gemv_workgroups = Some(v);
+            }
+            "gemv.kdot" => self.gemv_kdot = Some(parse_u32(key, value, &[0, 1])? == 1),
             _ => bail!(Input, "unknown tuning key {key:?}; known keys: {}", known_keys()),
         }
         Ok(())
@@ -105,7 +134,7 @@ fn parse_coop_stage(value: &str) -> Result<CoopStageChoice> {
     })
 }
 
-/// Parses an unsigned override value, checking it against `allowed`.
+/// Parses an unsigned override value, checking it against `allowed` (any value when empty).
 pub(crate) fn parse_u32(key: &str, value: &str, allowed: &[u32]) -> Result<u32> {
     match value.parse::<u32>() {
         Ok(v) if allowed.is_empty() || allowed.contains(&v) => Ok(v),
@@ -156,6 +185,23 @@ mod tests {
         assert_eq!((t.coop_bk, t.coop_buffers, t.coop_split), (Some(64), Some(1), Some(1)));
         for bad in ["coop.tile=giant", "coop.stage=fast", "coop.bk=48", "coop.buffers=3", "coop.split=0"] {
             assert_eq!(t.set_pair(bad).unwrap_err().kind(), backend_api::ErrorKind::Input, "{bad}");
+        }
+    }
+
+    #[test]
+    fn gemv_keys_parse_and_check_their_values() {
+        let mut t = Tuning::default();
+        t.set_pair("gemv.ct=8").unwrap();
+        t.set_pair("gemv.unroll = 16").unwrap();
+        t.set_pair("gemv.subgroups=0").unwrap();
+        t.set_pair("gemv.workgroups=512").unwrap();
+        t.set_pair("gemv.kdot=1").unwrap();
+        assert_eq!(
+            (t.gemv_ct, t.gemv_unroll, t.gemv_subgroups, t.gemv_workgroups, t.gemv_kdot),
+            (Some(8), Some(16), Some(false), Some(512), Some(true))
+        );
+        for bad in ["gemv.ct=3", "gemv.unroll=32", "gemv.subgroups=2", "gemv.workgroups=0", "gemv.kdot=x"] {
+            assert!(t.set_pair(bad).is_err(), "{bad}");
         }
     }
 }

@@ -303,3 +303,52 @@ fn dot_general_zero_contraction_and_batched_copy_path() {
         check(&be, op.clone(), op, &[&l, &r], &format!("DotGeneral batched copy {d}"));
     }
 }
+
+/// A backend with `tune` (`KEY=VALUE` pairs) and subgroups on or off.
+fn tuned(subgroups: bool, tune: &[&str]) -> WgpuBackend {
+    let mut tuning = backend_wgpu::Tuning::default();
+    for pair in tune {
+        tuning.set_pair(pair).expect("a gemv tuning key");
+    }
+    let features = backend_wgpu::FeatureChoice { subgroups, ..backend_wgpu::FeatureChoice::default() };
+    WgpuBackend::new(&WgpuOptions { features, tuning, ..WgpuOptions::default() }).expect("a wgpu adapter")
+}
+
+/// `x · Wᵀ` with W stored `[.., N, K]` (rows of W contiguous), as a DotGeneral contracting the
+/// last axes: the K-contiguous GEMV kernel where K is whole vectors.
+fn check_kdot(be: &WgpuBackend, d: DType, x_shape: &[usize], w_shape: &[usize], seed: u64) {
+    let x = random(d, x_shape, seed);
+    let w = random(d, w_shape, seed + 1);
+    let (xr, wr) = (x_shape.len(), w_shape.len());
+    let batch: Vec<usize> = (0..xr - 2).collect();
+    let op = dot(&batch, &batch, &[xr - 1], &[wr - 1]);
+    check(be, op.clone(), op, &[&x, &w], &format!("x·Wᵀ {d} {x_shape:?} {w_shape:?}"));
+}
+
+#[test]
+fn gemv_kernels_with_and_without_subgroups_and_every_unroll() {
+    for subgroups in [true, false] {
+        for tune in [&[][..], &["gemv.unroll=1", "gemv.ct=4"][..], &["gemv.unroll=16", "gemv.ct=64"][..]] {
+            let be = tuned(subgroups, tune);
+            for d in [DType::F32, DType::F16, DType::BF16] {
+                if !be.device_caps().supports(d) {
+                    continue;
+                }
+                let what = format!("subgroups {subgroups} {tune:?}");
+                eprintln!("{what} {d}");
+                // N-contiguous B: K not a multiple of the unroll, N not a multiple of the columns
+                // per workgroup, M 1..8, batched.
+                for (seed, (m, k, n)) in [(1, 333, 200), (3, 40, 136), (8, 97, 16), (5, 1, 8)].into_iter().enumerate() {
+                    check_matmul(&be, d, &[m, k], &[k, n], 70 + seed as u64);
+                }
+                check_matmul(&be, d, &[2, 2, 72], &[2, 72, 24], 75);
+                // K-contiguous B (W [N, K]): ragged N, K not a multiple of the unroll's reach.
+                for (seed, (m, n, k)) in [(1, 70, 264), (2, 9, 40), (4, 33, 8), (7, 130, 1000)].into_iter().enumerate()
+                {
+                    check_kdot(&be, d, &[m, k], &[n, k], 80 + seed as u64);
+                }
+                check_kdot(&be, d, &[3, 2, 48], &[3, 17, 48], 85);
+            }
+        }
+    }
+}

@@ -46,12 +46,20 @@ fn every_product_variant_is_valid() {
 }
 
 /// The wide skinny shapes the lowering can pick: every row count, the column extremes and a
-/// middle one.
+/// middle one, every unroll, both reductions and both layouts of B.
 fn gemv_tiles() -> Vec<GemvTile> {
     let mut tiles = Vec::new();
     for rows in [1, 2, 4] {
         for ct in [1, 2, 4, 64] {
-            tiles.push(GemvTile { ct, rows });
+            for kdot in [false, true] {
+                for subgroups in [false, true] {
+                    tiles.push(GemvTile { subgroups, kdot, ..GemvTile::new(ct, rows) });
+                }
+            }
+        }
+        for unroll in [1, 2, 16] {
+            tiles.push(GemvTile { unroll, ..GemvTile::new(8, rows) });
+            tiles.push(GemvTile { unroll, kdot: true, subgroups: true, ..GemvTile::new(8, rows) });
         }
     }
     tiles
@@ -71,16 +79,20 @@ fn every_gemv_variant_is_valid() {
             let src = module(d, acc_dtype(d), v, Epilogue::Store).expect("partial variant").expect("renders");
             validate(&format!("linalg partial {d:?} {v:?}"), &src);
             assert!(shaders::is_trusted(&src), "{d:?} {v:?}");
-            assert_eq!(shaders::kernel_file(&src), Some("linalg_gemv.wgsl"));
+            let file = if t.kdot { "linalg_gemv_dot.wgsl" } else { "linalg_gemv.wgsl" };
+            assert_eq!(shaders::kernel_file(&src), Some(file));
+            assert_eq!(src.contains("subgroupShuffleXor"), t.subgroups, "{d:?} {v:?}");
         }
     }
     // F64 (no 16-byte vector of 4) and unsupported shapes do not render.
-    let t = GemvTile { ct: 2, rows: 1 };
+    let t = GemvTile::new(2, 1);
     assert!(module(DType::F64, DType::F64, Variant::Gemv(t), Epilogue::Store).is_none());
-    let odd = GemvTile { ct: 3, rows: 1 };
+    let odd = GemvTile::new(3, 1);
     assert!(module(DType::F32, DType::F32, Variant::Gemv(odd), Epilogue::Store).is_none());
-    let tall = GemvTile { ct: 2, rows: 8 };
+    let tall = GemvTile::new(2, 8);
     assert!(module(DType::F32, DType::F32, Variant::Gemv(tall), Epilogue::Store).is_none());
+    let unroll3 = GemvTile { unroll: 3, ..GemvTile::new(2, 1) };
+    assert!(module(DType::F32, DType::F32, Variant::Gemv(unroll3), Epilogue::Store).is_none());
 }
 
 #[test]

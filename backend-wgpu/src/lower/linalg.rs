@@ -17,8 +17,7 @@ use backend_api::shape::try_numel;
 use backend_api::shape::{broadcast_strides, strides};
 use backend_api::{bail, ensure, DType, Error, ErrorKind, Result, Shape, TensorType};
 use shaders::linalg::{
-    acc_dtype, gemv_columns, module, permute_module, splitk_module, DotPermuteParams, Epilogue, GemmParams, GemvTile,
-    Tile, Variant, GEMV_THREADS,
+    acc_dtype, module, permute_module, splitk_module, DotPermuteParams, Epilogue, GemmParams, Tile, Variant,
 };
 use shaders::params::Params;
 
@@ -35,10 +34,8 @@ const SKINNY_MAX_ROWS: usize = 8;
 const SKINNY_TARGET_WORKGROUPS: usize = 1024;
 /// …but keep at least this many k per split.
 const SKINNY_MIN_CHUNK: usize = 256;
-/// The wide skinny kernel takes as many columns per workgroup as keep at least this many
-/// workgroups (two per SM of a big GPU) busy over the whole K…
-const GEMV_TARGET_WORKGROUPS: usize = 256;
-/// …and it splits K (partial sums and a reduction kernel) only below this many workgroups…
+/// The wide skinny kernels split K (partial sums and a reduction kernel) only below this many
+/// workgroups…
 const GEMV_SPLIT_WORKGROUPS: usize = 64;
 /// …and for at least this many k per split: a second kernel costs more than a few microseconds
 /// of streaming.
@@ -264,7 +261,7 @@ fn render(src: Option<std::result::Result<String, String>>, d: DType, epi: Epilo
 }
 
 /// Index headroom the kernels' counters may run past M, N and the K splits (one tile, one K step,
-/// a skinny iteration: at most 256; a wide skinny iteration: at most 8 x 256).
+/// a skinny iteration: at most 256; a wide skinny iteration: at most 16 x 256).
 const INDEX_HEADROOM: usize = 4096;
 
 /// The kernels are built without runtime checks, and their loop counters and tile coordinates
@@ -298,7 +295,7 @@ fn threads(n: usize) -> Result<Grid> {
 /// memory for it; else the small tile.
 fn choose_variant(caps: &DeviceCaps, g: &Gemm, batch: usize) -> Result<Variant> {
     if g.m <= SKINNY_MAX_ROWS {
-        if let Some(t) = gemv_tile(g, batch) {
+        if let Some(t) = gemv::gemv_tile(caps, g, batch) {
             return Ok(Variant::Gemv(t));
         }
         return Ok(Variant::Skinny { nfast: !(g.b.rs == 1 && g.b.cs != 1) });
@@ -321,38 +318,6 @@ fn choose_variant(caps: &DeviceCaps, g: &Gemm, batch: usize) -> Result<Variant> 
         );
     }
     Ok(Variant::Tiled(Tile::Small))
-}
-
-/// The wide skinny kernel's shape for few-row GEMM `g`, when its vector loads of B are exact
-/// (see `linalg_gemv.wgsl`): F32/F16/BF16, K > 0, B contiguous along N, and N, B's row stride,
-/// its batch strides and its window all whole vectors of `gemv_columns` elements. Columns per
-/// workgroup: the most that keep [`GEMV_TARGET_WORKGROUPS`] workgroups, but no more K lanes than
-/// half of K has rows (short K spreads over columns instead).
-fn gemv_tile(g: &Gemm, batch: usize) -> Option<GemvTile> {
-    let cw = usize::try_from(gemv_columns(g.dtype)?).ok()?;
-    let elem = g.dtype.size();
-    let vector_bytes = u64::try_from(cw.checked_mul(elem)?).ok()?;
-    let aligned = g.k > 0
-        && g.b.cs == 1
-        && g.n.is_multiple_of(cw)
-        && g.b.rs.is_multiple_of(cw)
-        && g.b.batch.iter().all(|s| s.is_multiple_of(cw))
-        && g.b.window.bytes.is_multiple_of(vector_bytes);
-    if !aligned {
-        return None;
-    }
-    let rows = g.m.next_power_of_two().min(4);
-    let others = g.m.div_ceil(rows).saturating_mul(batch);
-    let col_threads = g.n / cw;
-    let threads = usize::try_from(GEMV_THREADS).ok()?;
-    let mut ct = 1usize;
-    while ct < 64 && col_threads.div_ceil(ct * 2).saturating_mul(others) >= GEMV_TARGET_WORKGROUPS {
-        ct *= 2;
-    }
-    while ct < 64 && threads / ct > (g.k / 2).max(1) {
-        ct *= 2;
-    }
-    Some(GemvTile { ct: u32::try_from(ct).ok()?, rows: u32::try_from(rows).ok()? })
 }
 
 /// Splits K over several workgroups when the output alone gives too few of them to fill a large
@@ -563,5 +528,6 @@ fn permute(b: &mut Lower<'_>, x: &Operand, perm: &[usize], out: &Operand) -> Res
     Ok(())
 }
 
+mod gemv;
 #[cfg(test)]
 mod tests;

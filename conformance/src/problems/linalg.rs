@@ -148,9 +148,11 @@ impl DotDims {
         let mut pick = |n: usize, from: &[usize]| (0..n).map(|_| rng.pick(from)).collect::<Vec<_>>();
         let mut d = DotDims {
             batch: pick(nb, &[1, 2, 3, 5, 2, 0]),
-            contract: pick(nc, &[0, 1, 2, 3, 5, 16, 17, 33, 64, 65]),
+            // Multiples of 8: with the contracting axes last on the rhs and few lhs rows, the
+            // K-contiguous GEMV kernel (`x · Wᵀ`, 16-byte loads along K).
+            contract: pick(nc, &[0, 1, 2, 3, 5, 8, 16, 17, 24, 33, 40, 64, 65]),
             free_l: pick(fl, &[1, 2, 3, 5, 17, 33, 64, 65]),
-            free_r: pick(fr, &[1, 2, 3, 5, 17, 33, 64, 65]),
+            free_r: pick(fr, &[1, 2, 3, 5, 8, 17, 33, 64, 65]),
         };
         d.fit();
         d

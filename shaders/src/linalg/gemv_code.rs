@@ -1,39 +1,76 @@
-//! Straight-line code of the wide skinny (GEMV) kernel, `linalg_gemv.wgsl`.
+//! Straight-line code of the wide skinny (GEMV) kernels: `linalg_gemv.wgsl` (N-contiguous B)
+//! and `linalg_gemv_dot.wgsl` (K-contiguous B, `x · Wᵀ`).
 
 use super::*;
 
-/// The straight-line code of the wide skinny kernel (see `linalg_gemv.wgsl`). Names: `v{e}` the
-/// B vector of the e-th k of an iteration, `w{e}_{g}` its g-th 4 columns converted, `x{e}_{r}`
-/// element (row r, that k) of A, `acc{r}_{g}` the sums of row r, columns 4g .. 4g+3.
+/// The straight-line code of the wide skinny kernels. Names: `v{e}` the B vector of the e-th
+/// load of an iteration, `w{e}_{g}` its g-th 4 elements converted, `x{e}_{r}` the A value(s) of
+/// row r that multiply them, `acc{r}_{g}` (N-contiguous: the sums of row r, columns 4g .. 4g+3)
+/// or `acc{r}` (K-contiguous: four partial sums of row r's dot product).
 pub(super) struct GemvCode {
     t: GemvTile,
     d: DType,
-    /// Columns per invocation.
+    /// Elements of one 16-byte vector of B.
     pub(super) cw: u32,
 }
+
+/// Subgroup builtins the kernels take as extra entry-point arguments.
+const SUBGROUP_IDS: &str = ", @builtin(subgroup_id) sg_id: u32, @builtin(num_subgroups) sg_count: u32, \
+     @builtin(subgroup_size) sg_size: u32, @builtin(subgroup_invocation_id) sg_lane: u32";
+
+/// The invocation index `li` and the shuffle width `w`: the subgroup order where the subgroups
+/// tile the workgroup exactly (the templates' comments give the argument), else the local index
+/// and no shuffles.
+const SUBGROUP_LI: &str = "    let full = sg_count * sg_size == 256u;\n    \
+     let li = select(lid, sg_id * sg_size + sg_lane, full);\n    \
+     let w = select(1u, sg_size, full);";
 
 impl GemvCode {
     pub(super) fn new(t: GemvTile, d: DType) -> Option<GemvCode> {
         Some(GemvCode { t, d, cw: gemv_columns(d)? })
     }
 
-    /// k per lane and main-loop iteration: 8 vector loads in flight for a single row, 4 when
-    /// the A values of several rows take registers too.
-    pub(super) fn unroll(&self) -> u32 {
-        if self.t.rows == 1 {
-            8
+    /// The template slots of the kernel, `raw` being the raw access of A.
+    pub(super) fn slots(&self, raw: String) -> Vec<(&'static str, String)> {
+        let num = |x: u32| x.to_string();
+        let (ids, li) = if self.t.subgroups { (SUBGROUP_IDS, SUBGROUP_LI) } else { ("", "    let li = lid;") };
+        let mut slots = vec![
+            ("CT", num(self.t.ct)),
+            ("ROWS", num(self.t.rows)),
+            ("CW", num(self.cw)),
+            ("BVEC", self.bvec().to_string()),
+            ("RAW", raw),
+            ("U", num(self.t.unroll)),
+            ("IDS", ids.to_string()),
+            ("LI", li.to_string()),
+        ];
+        if self.t.kdot {
+            slots.extend([
+                ("RED", num(GEMV_THREADS * self.t.rows)),
+                ("DECLS", self.dot_decls()),
+                ("BODYU", self.dot_body(self.t.unroll)),
+                ("BODY1", self.dot_body(1)),
+                ("REDUCE", self.dot_reduce()),
+            ]);
         } else {
-            4
+            slots.extend([
+                ("RED", num(GEMV_THREADS * self.groups() * self.rows_per_pass())),
+                ("DECLS", self.decls()),
+                ("BODYU", self.body(self.t.unroll)),
+                ("BODY1", self.body(1)),
+                ("REDUCE", self.reduce()),
+            ]);
         }
+        slots
     }
 
-    /// 4-column groups per invocation.
+    /// 4-element groups per vector of B.
     pub(super) fn groups(&self) -> u32 {
         self.cw / 4
     }
 
-    /// Rows reduced together: as many as keep `red` within 16 KiB (256 x 16-byte vectors per
-    /// group and row).
+    /// Rows reduced together (N-contiguous kernel): as many as keep `red` within 16 KiB (256 x
+    /// 16-byte vectors per group and row).
     pub(super) fn rows_per_pass(&self) -> u32 {
         (4 / self.groups().max(1)).clamp(1, self.t.rows)
     }
@@ -56,7 +93,7 @@ impl GemvCode {
         out
     }
 
-    /// The 4 columns `g` of vector `v` as `R4`.
+    /// The 4 elements `g` of vector `v` as `R4`.
     pub(super) fn convert(&self, v: &str, g: u32) -> String {
         let (x, y) = (["x", "z"][(g & 1) as usize], ["y", "w"][(g & 1) as usize]);
         match self.d {
@@ -92,44 +129,168 @@ impl GemvCode {
         out
     }
 
-    /// The tree reduction over the L lanes and the stores, `rows_per_pass` rows at a time.
+    /// The reduction over the L lanes and the stores, `rows_per_pass` rows at a time.
     pub(super) fn reduce(&self) -> String {
-        let lanes = GEMV_THREADS / self.t.ct;
-        let pass = self.rows_per_pass();
-        let slots = self.groups() * pass;
         let mut out = String::new();
+        if self.t.subgroups {
+            // Within each subgroup first: partners are li ^ o, o a multiple of CT below w.
+            out += "    for (var o = CT; o < w; o = o * 2u) {\n";
+            for r in 0..self.t.rows {
+                for g in 0..self.groups() {
+                    out += &format!("        acc{r}_{g} = acc{r}_{g} + subgroupShuffleXor(acc{r}_{g}, o);\n");
+                }
+            }
+            out += "    }\n    let q = max(w, CT);\n";
+        }
+        let pass = self.rows_per_pass();
         for r0 in (0..self.t.rows).step_by(pass as usize) {
             if r0 > 0 {
                 out += "    workgroupBarrier();\n";
             }
-            for r in r0..(r0 + pass).min(self.t.rows) {
-                for g in 0..self.groups() {
-                    out += &format!("    red[{}u + li] = acc{r}_{g};\n", ((r - r0) * self.groups() + g) * GEMV_THREADS);
-                }
+            let rows: Vec<u32> = (r0..(r0 + pass).min(self.t.rows)).collect();
+            out += &if self.t.subgroups { self.pass_subgroup(r0, &rows) } else { self.pass_tree(r0, &rows) };
+        }
+        out
+    }
+
+    /// Slot of row `r`, group `g` in `red` (in units of 256 vectors) within the pass of `r0`.
+    fn slot(&self, r0: u32, r: u32, g: u32) -> u32 {
+        ((r - r0) * self.groups() + g) * GEMV_THREADS
+    }
+
+    /// One pass of the tree reduction (log2 L barriers) for `rows`.
+    fn pass_tree(&self, r0: u32, rows: &[u32]) -> String {
+        let lanes = GEMV_THREADS / self.t.ct;
+        let mut out = String::new();
+        for &r in rows {
+            for g in 0..self.groups() {
+                out += &format!("    red[{}u + li] = acc{r}_{g};\n", self.slot(r0, r, g));
             }
-            out += "    workgroupBarrier();\n";
-            let mut s = lanes / 2;
-            while s >= 1 {
-                out += &format!("    if (lane < {s}u) {{\n");
-                for q in 0..slots {
-                    let base = q * GEMV_THREADS;
-                    out += &format!("        red[{base}u + li] = red[{base}u + li] + red[{base}u + li + {s}u * CT];\n");
-                }
-                out += "    }\n    workgroupBarrier();\n";
-                s /= 2;
+        }
+        out += "    workgroupBarrier();\n";
+        let mut s = lanes / 2;
+        while s >= 1 {
+            out += &format!("    if (lane < {s}u) {{\n");
+            for q in 0..(rows.len() as u32 * self.groups()) {
+                let base = q * GEMV_THREADS;
+                out += &format!("        red[{base}u + li] = red[{base}u + li] + red[{base}u + li + {s}u * CT];\n");
             }
-            out += "    if (lane == 0u) {\n";
-            for r in r0..(r0 + pass).min(self.t.rows) {
-                for g in 0..self.groups() {
+            out += "    }\n    workgroupBarrier();\n";
+            s /= 2;
+        }
+        out += "    if (lane == 0u) {\n";
+        for &r in rows {
+            for g in 0..self.groups() {
+                out += &format!(
+                    "        store4(obase, off.z, row0 + {r}u, j + {}u, red[{}u + li]);\n",
+                    4 * g,
+                    self.slot(r0, r, g)
+                );
+            }
+        }
+        out + "    }\n"
+    }
+
+    /// One pass across subgroups for `rows`: each subgroup's sums in slots, lane 0 adds its
+    /// column's 256 / q slots in order.
+    fn pass_subgroup(&self, r0: u32, rows: &[u32]) -> String {
+        let mut out = "    if (li % q < CT) {\n        let at = min((li / q) * CT + c, 255u);\n".to_string();
+        for &r in rows {
+            for g in 0..self.groups() {
+                out += &format!("        red[{}u + at] = acc{r}_{g};\n", self.slot(r0, r, g));
+            }
+        }
+        out += "    }\n    workgroupBarrier();\n    if (lane == 0u) {\n";
+        for &r in rows {
+            for g in 0..self.groups() {
+                let base = self.slot(r0, r, g);
+                out += &format!(
+                    "        var t{r}_{g} = red[{base}u + c];\n        \
+                     for (var i = 1u; i < 256u / q; i = i + 1u) {{\n            \
+                     t{r}_{g} = t{r}_{g} + red[{base}u + min(i * CT + c, 255u)];\n        }}\n        \
+                     store4(obase, off.z, row0 + {r}u, j + {}u, t{r}_{g});\n",
+                    4 * g
+                );
+            }
+        }
+        out + "    }\n"
+    }
+
+    /// The K-contiguous kernel's accumulators: four partial sums per row.
+    fn dot_decls(&self) -> String {
+        (0..self.t.rows).map(|r| format!("    var acc{r} = R4(R(0.0));\n")).collect()
+    }
+
+    /// One iteration over `n` vectors (kv, kv + L, ...) of the K-contiguous kernel: loads of B
+    /// first, then the A values, conversions and sums.
+    fn dot_body(&self, n: u32) -> String {
+        let mut out = String::new();
+        for e in 0..n {
+            let kv = if e == 0 { "kv".to_string() } else { format!("(kv + {e}u * L)") };
+            out += &format!("        let v{e} = b[bj + {kv}];\n        let k{e} = {kv} * CW;\n");
+        }
+        for e in 0..n {
+            for g in 0..self.groups() {
+                out += &format!("        let w{e}_{g} = {};\n", self.convert(&format!("v{e}"), g));
+                for r in 0..self.t.rows {
+                    let at = |i: u32| format!("a_at(off.x, row0 + {r}u, k{e} + {}u)", 4 * g + i);
                     out += &format!(
-                        "        store4(obase, off.z, row0 + {r}u, j + {}u, red[{}u + li]);\n",
-                        4 * g,
-                        ((r - r0) * self.groups() + g) * GEMV_THREADS
+                        "        acc{r} = acc{r} + R4({}, {}, {}, {}) * w{e}_{g};\n",
+                        at(0),
+                        at(1),
+                        at(2),
+                        at(3)
                     );
                 }
             }
-            out += "    }\n";
         }
         out
+    }
+
+    /// The K-contiguous kernel's reduction over the L lanes of each column and the stores.
+    fn dot_reduce(&self) -> String {
+        let rows = self.t.rows;
+        let mut out: String =
+            (0..rows).map(|r| format!("    var s{r} = acc{r}.x + acc{r}.y + acc{r}.z + acc{r}.w;\n")).collect();
+        if self.t.subgroups {
+            out += "    let q = min(w, L);\n    for (var o = 1u; o < q; o = o * 2u) {\n";
+            for r in 0..rows {
+                out += &format!("        s{r} = s{r} + subgroupShuffleXor(s{r}, o);\n");
+            }
+            out += "    }\n    if (li % q == 0u) {\n";
+            for r in 0..rows {
+                out += &format!("        red[{}u + min(li / q, 255u)] = s{r};\n", r * GEMV_THREADS);
+            }
+            out += "    }\n    workgroupBarrier();\n    if (lane == 0u) {\n";
+            for r in 0..rows {
+                let base = r * GEMV_THREADS;
+                out += &format!(
+                    "        var t{r} = red[{base}u + min(c * (L / q), 255u)];\n        \
+                     for (var i = 1u; i < L / q; i = i + 1u) {{\n            \
+                     t{r} = t{r} + red[{base}u + min(c * (L / q) + i, 255u)];\n        }}\n        \
+                     store1(obase, off.z, row0 + {r}u, j, t{r});\n"
+                );
+            }
+            return out + "    }\n";
+        }
+        for r in 0..rows {
+            out += &format!("    red[{}u + li] = s{r};\n", r * GEMV_THREADS);
+        }
+        out += "    workgroupBarrier();\n";
+        let mut s = (GEMV_THREADS / self.t.ct) / 2;
+        while s >= 1 {
+            out += &format!("    if (lane < {s}u) {{\n");
+            for r in 0..rows {
+                let base = r * GEMV_THREADS;
+                out += &format!("        red[{base}u + li] = red[{base}u + li] + red[{base}u + li + {s}u];\n");
+            }
+            out += "    }\n    workgroupBarrier();\n";
+            s /= 2;
+        }
+        out += "    if (lane == 0u) {\n";
+        for r in 0..rows {
+            out += &format!("        store1(obase, off.z, row0 + {r}u, j, red[{}u + li]);\n", r * GEMV_THREADS);
+        }
+        out + "    }\n"
     }
 }

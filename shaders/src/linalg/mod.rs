@@ -122,6 +122,8 @@ pub const COOP_DIRECT: &str = include_str!("../wgsl/linalg_coop_direct.wgsl");
 pub const SKINNY: &str = include_str!("../wgsl/linalg_skinny.wgsl");
 /// The wide skinny (GEMV) product template: vector loads of an N-contiguous B.
 pub const GEMV: &str = include_str!("../wgsl/linalg_gemv.wgsl");
+/// The wide skinny product template for a K-contiguous B (`x · Wᵀ`): dot products of rows.
+pub const GEMV_DOT: &str = include_str!("../wgsl/linalg_gemv_dot.wgsl");
 /// The split-K reduction template.
 pub const SPLITK: &str = include_str!("../wgsl/linalg_splitk.wgsl");
 /// The strided-copy template.
@@ -392,13 +394,31 @@ impl CoopVecTile {
     }
 }
 
-/// Shape of the wide skinny kernel's workgroup (256 invocations).
+/// Shape of the wide skinny kernels' workgroup (256 invocations).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct GemvTile {
-    /// Column invocations (a power of two, 1 to 64); the other 256 / `ct` lanes split K.
+    /// Column invocations (a power of two, 1 to 64); the other 256 / `ct` lanes split K. With
+    /// `kdot`: output columns per workgroup, each a dot product over 256 / `ct` lanes.
     pub ct: u32,
     /// Output rows per workgroup (1, 2 or 4).
     pub rows: u32,
+    /// Independent 16-byte loads of B in flight per lane and main-loop iteration (1, 2, 4, 8
+    /// or 16).
+    pub unroll: u32,
+    /// Lane sums added with subgroup shuffles, then across subgroups in workgroup memory (the
+    /// device needs SUBGROUP), rather than by a tree in workgroup memory.
+    pub subgroups: bool,
+    /// B K-contiguous (`x · Wᵀ` with W stored `[N, K]`): `linalg_gemv_dot.wgsl`, each output
+    /// a dot product of a contiguous row of W; otherwise B is N-contiguous (`linalg_gemv.wgsl`).
+    pub kdot: bool,
+}
+
+impl GemvTile {
+    /// `ct` columns and `rows` rows, N-contiguous B, the default unroll (8 loads in flight
+    /// for one row, 4 when the A values of several rows take registers too), no subgroups.
+    pub fn new(ct: u32, rows: u32) -> GemvTile {
+        GemvTile { ct, rows, unroll: if rows == 1 { 8 } else { 4 }, subgroups: false, kdot: false }
+    }
 }
 
 /// Invocations per workgroup of the wide skinny kernel.
@@ -417,7 +437,11 @@ pub fn gemv_columns(d: DType) -> Option<u32> {
 impl GemvTile {
     /// Whether the kernel can be rendered for `d`.
     fn renderable(self, d: DType) -> bool {
-        gemv_columns(d).is_some() && self.ct.is_power_of_two() && self.ct <= 64 && matches!(self.rows, 1 | 2 | 4)
+        gemv_columns(d).is_some()
+            && self.ct.is_power_of_two()
+            && self.ct <= 64
+            && matches!(self.rows, 1 | 2 | 4)
+            && matches!(self.unroll, 1 | 2 | 4 | 8 | 16)
     }
 }
 
@@ -429,6 +453,7 @@ impl Variant {
             Variant::Coop(t) => t.block(),
             Variant::CoopVec(t) => t.tile.block(),
             Variant::Skinny { nfast } => (SKINNY_ROWS, if nfast { 64 } else { 4 }),
+            Variant::Gemv(t) if t.kdot => (t.rows, t.ct),
             Variant::Gemv(t) => (t.rows, t.ct * gemv_columns(d).unwrap_or(1)),
         }
     }
@@ -599,25 +624,12 @@ pub fn module(d: DType, out: DType, variant: Variant, epi: Epilogue) -> Option<R
                 return None;
             }
             let code = GemvCode::new(t, d)?;
-            let raw = raw_a_access(d);
-            let num = |x: u32| x.to_string();
-            let slots = [
-                ("CT", num(t.ct)),
-                ("ROWS", num(t.rows)),
-                ("CW", num(code.cw)),
-                ("BVEC", code.bvec().to_string()),
-                ("RED", num(GEMV_THREADS * code.groups() * code.rows_per_pass())),
-                ("RAW", raw),
-                ("DECLS", code.decls()),
-                ("U", num(code.unroll())),
-                ("BODYU", code.body(code.unroll())),
-                ("BODY1", code.body(1)),
-                ("REDUCE", code.reduce()),
-            ];
+            let slots = code.slots(raw_a_access(d));
             let slots: Vec<(&str, &str)> = slots.iter().map(|(k, v)| (*k, v.as_str())).collect();
             // B is declared by the template as an array of vectors: only A goes through the
             // common bindings, and the bias and output keep their binding numbers.
-            assemble("", d, out, &[("a", d), ("", d)], epi, GEMV, &slots)
+            let template = if t.kdot { GEMV_DOT } else { GEMV };
+            assemble("", d, out, &[("a", d), ("", d)], epi, template, &slots)
         }
     }
 }

@@ -3,8 +3,10 @@
 // (the whole K unless the lowering splits it). CT column invocations each own CW consecutive
 // columns, read as one 16-byte vector per k (`vec4<f32>`, or `vec4<u32>` = 8 halves for
 // F16/BF16); L = 256 / CT lanes split K, U independent vector loads in flight per lane and
-// iteration (8 for one row, 4 for more, whose A values take registers too). The lane sums are added by a tree in workgroup memory (log2 L barriers) and lane 0
-// stores the finished columns through the common epilogue. Consecutive invocations read
+// iteration (the lowering's unroll). The lane sums are added either by a tree in workgroup memory
+// (log2 L barriers) or, where the device has subgroups, by shuffles within each subgroup and one
+// pass through workgroup memory across subgroups; lane 0 stores the finished columns through the
+// common epilogue. Consecutive invocations read
 // consecutive vectors of one row, so a subgroup reads whole 32-byte sectors or more.
 //
 // In bounds by construction (with the argument of `linalg_common.wgsl`): the lowering selects
@@ -14,6 +16,14 @@
 // exact vector of B; columns at or past N read column 0 of the row instead and are never stored.
 // `red` is indexed by g * 256 + (an invocation index below 256) with g < G, the tree's partner
 // index li + s * CT < 256 because lane < s <= L / 2.
+//
+// With subgroups, `li` is the invocation's place in its subgroup order (subgroup_id *
+// subgroup_size + subgroup_invocation_id) when the subgroups tile the 256 invocations exactly,
+// else local_invocation_index with no shuffles (w = 1): either is a permutation of 0..255, and a
+// shuffle partner li ^ o (o < w, a power of two) lies in the same subgroup and K lane set (o is
+// a multiple of CT). After the shuffles an invocation with li % q < CT (q = max(w, CT)) holds the
+// sum of its subgroup's lanes of column c, stored at slot (li / q) * CT + c <= li < 256; lane 0
+// adds the 256 / q slots of its column in slot order.
 
 const CT: u32 = {{CT}}u;
 const L: u32 = 256u / CT;
@@ -36,7 +46,8 @@ fn a_at(base: u32, row: u32, k: u32) -> R {
 }
 
 @compute @workgroup_size(256)
-fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) li: u32) {
+fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) lid: u32{{IDS}}) {
+{{LI}}
     let c = li % CT;
     let lane = li / CT;
     let j = ((p.tile_n0 + wg.x) * CT + c) * CW;

@@ -3,6 +3,7 @@
 use super::*;
 use shaders::linalg::{CoopShape, CoopStage, CoopTile, CoopVecTile};
 use wgpu::wgt::{CooperativeMatrixProperties, CooperativeScalarType};
+use shaders::linalg::GemvTile;
 
 fn plan(ld: &[usize], rd: &[usize], at: &DotGeneralAttrs) -> DotPlan {
     plan_dot_general(ld, rd, at).unwrap()
@@ -130,7 +131,7 @@ fn coop_caps(coop: Vec<CooperativeMatrixProperties>) -> DeviceCaps {
     caps
 }
 
-fn gemm_of(dtype: DType, m: usize, n: usize, k: usize) -> Gemm {
+pub(super) fn gemm_of(dtype: DType, m: usize, n: usize, k: usize) -> Gemm {
     let w = Window { buf: crate::lower::Buf::In(0), offset: 0, bytes: 0 };
     let s = |rs, cs| Strided { window: w, batch: vec![], rs, cs };
     Gemm { dtype, batch_dims: vec![], m, n, k, a: s(k, 1), b: s(n, 1), bias: None }
@@ -218,18 +219,18 @@ fn few_rows_with_aligned_n_contiguous_weights_use_the_wide_skinny_kernel() {
     let mut g = gemm_of(DType::F16, 1, 4096, 4096);
     g.b.window.bytes = 4096 * 4096 * 2;
     // 512 vectors of 8 columns: 2 per workgroup keeps 256 workgroups, and no split-K.
-    assert_eq!(pick(&g, 1), Variant::Gemv(GemvTile { ct: 2, rows: 1 }));
+    assert_eq!(pick(&g, 1), Variant::Gemv(GemvTile::new(2, 1)));
     assert_eq!(choose_split(pick(&g, 1), 4096, 256, 4096), (1, 4096));
     let mut f = gemm_of(DType::F32, 1, 4096, 4096);
     f.b.window.bytes = 4096 * 4096 * 4;
-    assert_eq!(pick(&f, 1), Variant::Gemv(GemvTile { ct: 4, rows: 1 }));
+    assert_eq!(pick(&f, 1), Variant::Gemv(GemvTile::new(4, 1)));
     // A 256-wide layer: K lanes limited to half of K.
     let mut s = gemm_of(DType::F32, 1, 256, 256);
     s.b.window.bytes = 256 * 256 * 4;
-    assert_eq!(pick(&s, 1), Variant::Gemv(GemvTile { ct: 2, rows: 1 }));
+    assert_eq!(pick(&s, 1), Variant::Gemv(GemvTile::new(2, 1)));
     let mut r = gemm_of(DType::BF16, 3, 256, 256);
     r.b.window.bytes = 256 * 256 * 2;
-    assert_eq!(pick(&r, 1), Variant::Gemv(GemvTile { ct: 2, rows: 4 }));
+    assert_eq!(pick(&r, 1), Variant::Gemv(GemvTile::new(2, 4)));
     // Not whole vectors, transposed B, F64, K = 0: the per-element skinny kernel.
     let skinny = |g: &Gemm| matches!(pick(g, 1), Variant::Skinny { .. });
     let mut odd = gemm_of(DType::F16, 1, 12, 64);
@@ -239,7 +240,7 @@ fn few_rows_with_aligned_n_contiguous_weights_use_the_wide_skinny_kernel() {
     ragged_window.b.window.bytes = 8 * 3 * 4 + 4;
     assert!(skinny(&ragged_window));
     let mut t = g.b.clone();
-    (t.rs, t.cs) = (1, 4096);
+    (t.rs, t.cs) = (1, 4094);
     assert!(skinny(&Gemm { b: t, ..gemm_of(DType::F16, 1, 4096, 4096) }));
     assert!(skinny(&gemm_of(DType::F64, 1, 256, 256)));
     assert!(skinny(&gemm_of(DType::F32, 1, 256, 0)));
@@ -248,7 +249,7 @@ fn few_rows_with_aligned_n_contiguous_weights_use_the_wide_skinny_kernel() {
     unaligned_batch.batch_dims = vec![2];
     assert!(skinny(&unaligned_batch));
     // Few workgroups and a very long K: split.
-    let tiny = Variant::Gemv(GemvTile { ct: 1, rows: 1 });
+    let tiny = Variant::Gemv(GemvTile::new(1, 1));
     assert_eq!(choose_split(tiny, 1 << 16, 4, 16), (16, 4096));
     assert_eq!(choose_split(tiny, 4000, 4, 16), (1, 4000));
 }

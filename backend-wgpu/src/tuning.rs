@@ -44,6 +44,19 @@ pub struct Tuning {
     /// `gemv.kdot`: the K-contiguous kernel for `x · Wᵀ` weights (W `[N, K]`), or the per-element
     /// skinny kernel.
     pub gemv_kdot: Option<bool>,
+    /// `gemm.vec`: `on` reads F32 operands of the tiled kernel as 16-byte vectors
+    /// (`linalg_tiled_vec.wgsl`) wherever their layout makes every vector exact (the automatic
+    /// choice); `off` keeps the scalar tiled kernel (`linalg.wgsl`) everywhere.
+    pub gemm_vec: Option<bool>,
+    /// `gemm.tile`: output (rows, columns) of a tiled-kernel workgroup: 64x64, 128x64, 64x128 or
+    /// 128x128 (the scalar kernel has the square ones only; F64 the small one only).
+    pub gemm_tile: Option<(u32, u32)>,
+    /// `gemm.bk`: K step of the vector-load tiled kernel: 8, 16 or 32 (8 only for 128x128 tiles,
+    /// where every thread still stages whole vectors; each must fit the workgroup memory).
+    pub gemm_bk: Option<u32>,
+    /// `gemm.split`: K splits of the tiled kernels (1: none); fewer where a split would hold
+    /// less than 16 k or the partial sums would exceed 32-bit indices.
+    pub gemm_split: Option<u32>,
 }
 
 /// A forced staging of the cooperative-matrix kernels (`coop.stage`).
@@ -69,6 +82,10 @@ impl Tuning {
         ("gemv.subgroups", "0|1"),
         ("gemv.workgroups", "1.."),
         ("gemv.kdot", "0|1"),
+        ("gemm.vec", "on|off"),
+        ("gemm.tile", "64x64|128x64|64x128|128x128"),
+        ("gemm.bk", "8|16|32"),
+        ("gemm.split", "1..=64"),
     ];
 
     /// Sets the override `key` from its text form (`wgml --tune KEY=VALUE`); an unknown key or a
@@ -83,7 +100,7 @@ impl Tuning {
             "coop.split" => self.coop_split = Some(parse_u32(key, value, &(1..=64).collect::<Vec<_>>())?),
             "gemv.ct" => self.gemv_ct = Some(parse_u32(key, value, &[1, 2, 4, 8, 16, 32, 64])?),
             "gemv.unroll" => self.gemv_unroll = Some(parse_u32(key, value, &[1, 2, 4, 8, 16])?),
-            "gemv.subgroups" => self.gemv_subgroups = Some(parse_u32(key, value, &[0, 1])? == 1),
+            "gemv.subgroups" => self.gemv_subgroups = Some(parse_bool(key, value)?),
             "gemv.workgroups" => {
                 let v = parse_u32(key, value, &[])?;
                 if v == 0 {
@@ -91,7 +108,11 @@ impl Tuning {
                 }
                 self.gemv_workgroups = Some(v);
             }
-            "gemv.kdot" => self.gemv_kdot = Some(parse_u32(key, value, &[0, 1])? == 1),
+            "gemv.kdot" => self.gemv_kdot = Some(parse_bool(key, value)?),
+            "gemm.vec" => self.gemm_vec = Some(parse_bool(key, value)?),
+            "gemm.tile" => self.gemm_tile = Some(parse_gemm_tile(value)?),
+            "gemm.bk" => self.gemm_bk = Some(parse_u32(key, value, &[8, 16, 32])?),
+            "gemm.split" => self.gemm_split = Some(parse_u32(key, value, &(1..=64).collect::<Vec<_>>())?),
             _ => bail!(Input, "unknown tuning key {key:?}; known keys: {}", known_keys()),
         }
         Ok(())
@@ -142,12 +163,21 @@ pub(crate) fn parse_u32(key: &str, value: &str, allowed: &[u32]) -> Result<u32> 
     }
 }
 
-/// Parses a boolean override value (`true`/`false`, `1`/`0`).
+/// Parses a boolean override value (`true`/`false`, `on`/`off`, `1`/`0`).
 pub(crate) fn parse_bool(key: &str, value: &str) -> Result<bool> {
     match value {
-        "true" | "1" => Ok(true),
-        "false" | "0" => Ok(false),
-        _ => bail!(Input, "tuning key {key:?} takes true or false, got {value:?}"),
+        "true" | "on" | "1" => Ok(true),
+        "false" | "off" | "0" => Ok(false),
+        _ => bail!(Input, "tuning key {key:?} takes true or false (on/off, 1/0), got {value:?}"),
+    }
+}
+
+/// Parses a GEMM tile `ROWSxCOLUMNS`, each 64 or 128.
+fn parse_gemm_tile(value: &str) -> Result<(u32, u32)> {
+    let parsed = value.split_once('x').map(|(r, c)| (r.trim().parse::<u32>(), c.trim().parse::<u32>()));
+    match parsed {
+        Some((Ok(r @ (64 | 128)), Ok(c @ (64 | 128)))) => Ok((r, c)),
+        _ => bail!(Input, "tuning key \"gemm.tile\" takes 64x64, 128x64, 64x128 or 128x128, got {value:?}"),
     }
 }
 
@@ -202,6 +232,23 @@ mod tests {
         );
         for bad in ["gemv.ct=3", "gemv.unroll=32", "gemv.subgroups=2", "gemv.workgroups=0", "gemv.kdot=x"] {
             assert!(t.set_pair(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn gemm_keys_parse_and_reject_bad_values() {
+        let mut t = Tuning::default();
+        for pair in ["gemm.vec=off", "gemm.tile=128x64", "gemm.bk=32", "gemm.split=3"] {
+            t.set_pair(pair).unwrap();
+        }
+        assert_eq!(
+            (t.gemm_vec, t.gemm_tile, t.gemm_bk, t.gemm_split),
+            (Some(false), Some((128, 64)), Some(32), Some(3))
+        );
+        for bad in ["gemm.vec=maybe", "gemm.tile=96x64", "gemm.tile=128", "gemm.bk=12", "gemm.split=0", "gemm.split=65"]
+        {
+            let e = t.set_pair(bad).unwrap_err();
+            assert_eq!(e.kind(), backend_api::ErrorKind::Input, "{bad}: {e}");
         }
     }
 }

@@ -7,7 +7,7 @@
 use backend_api::op::{DotGeneralAttrs, Op, UnaryOp};
 use backend_api::{Backend, DType, Graph, GraphBuilder, Tensor, Value};
 use backend_cpu_ref as _;
-use backend_wgpu::{WgpuBackend, WgpuOptions};
+use backend_wgpu::{Tuning, WgpuBackend, WgpuOptions};
 use half::{bf16, f16};
 
 fn wgpu() -> WgpuBackend {
@@ -306,9 +306,9 @@ fn dot_general_zero_contraction_and_batched_copy_path() {
 
 /// A backend with `tune` (`KEY=VALUE` pairs) and subgroups on or off.
 fn tuned(subgroups: bool, tune: &[&str]) -> WgpuBackend {
-    let mut tuning = backend_wgpu::Tuning::default();
+    let mut tuning = Tuning::default();
     for pair in tune {
-        tuning.set_pair(pair).expect("a gemv tuning key");
+        tuning.set_pair(pair).expect("a tuning key");
     }
     let features = backend_wgpu::FeatureChoice { subgroups, ..backend_wgpu::FeatureChoice::default() };
     WgpuBackend::new(&WgpuOptions { features, tuning, ..WgpuOptions::default() }).expect("a wgpu adapter")
@@ -349,6 +349,77 @@ fn gemv_kernels_with_and_without_subgroups_and_every_unroll() {
                 }
                 check_kdot(&be, d, &[3, 2, 48], &[3, 17, 48], 85);
             }
+        }
+    }
+}
+
+/// The F32 vector-load GEMM (`linalg_tiled_vec.wgsl`) over its tiles, K steps and operand
+/// layouts, each forced where the automatic choice would need large shapes: M and N straddle
+/// every tile edge, K is a multiple of 4 but not of 16 or 32, batches broadcast, operands are
+/// transposed (DotGeneral views) and K is split. lavapipe has 32 KiB of workgroup memory: the
+/// forced 128 x 128 tile runs there with BK 8 only (BK 16 and 32 fall back to the automatic
+/// tile, which the shaders' naga tests cover), and the scalar kernel runs for comparison.
+#[test]
+fn vector_load_gemm_tiles_layouts_and_ragged_edges() {
+    let configs: [&[&str]; 6] = [
+        &[],
+        &["gemm.tile=128x128"],
+        &["gemm.tile=128x64", "gemm.bk=32"],
+        &["gemm.tile=64x128", "gemm.split=3"],
+        &["gemm.tile=128x128", "gemm.bk=8"],
+        &["gemm.vec=off", "gemm.tile=128x128"],
+    ];
+    let d = DType::F32;
+    for cfg in configs {
+        let be = tuned(true, cfg);
+        check_matmul(&be, d, &[67, 36], &[36, 132], 70);
+        check_matmul(&be, d, &[130, 52], &[52, 68], 71);
+        check_matmul(&be, d, &[3, 20, 12], &[12, 68], 72);
+        check_matmul(&be, d, &[2, 1, 12, 44], &[3, 44, 16], 73);
+        // A^T·B (A M-contiguous), A·B^T (B K-contiguous), A^T·B^T.
+        type Layout = (&'static [usize], &'static [usize], [&'static [usize]; 4]);
+        let layouts: [Layout; 3] = [
+            (&[44, 68], &[44, 72], [&[], &[], &[0], &[0]]),
+            (&[68, 44], &[132, 44], [&[], &[], &[1], &[1]]),
+            (&[28, 132], &[20, 28], [&[], &[], &[0], &[1]]),
+        ];
+        for (seed, (ls, rs, [lb, rb, lc, rc])) in layouts.iter().enumerate() {
+            let l = random(d, ls, 80 + seed as u64);
+            let r = random(d, rs, 90 + seed as u64);
+            let op = dot(lb, rb, lc, rc);
+            check(&be, op.clone(), op, &[&l, &r], &format!("{cfg:?} DotGeneral {ls:?} {rs:?} {lc:?} {rc:?}"));
+        }
+        // The fused epilogue, and a K split by the automatic choice (few tiles, long K).
+        let (a, b, bias) = (random(d, &[66, 40], 74), random(d, &[40, 36], 75), random(d, &[36], 76));
+        let act = Some(UnaryOp::Gelu);
+        check(&be, fused(act), fused(None), &[&a, &b, &bias], &format!("{cfg:?} fused"));
+        check_matmul(&be, d, &[12, 1040], &[1040, 20], 77);
+    }
+}
+
+/// Operands that live at non-zero offsets of an arena (the results of earlier nodes) and a
+/// batched DotGeneral operand copied into scratch: the vector-load kernel's windows.
+#[test]
+fn vector_load_gemm_reads_windows_at_offsets() {
+    let be = wgpu();
+    let mut g = GraphBuilder::new();
+    let x = g.input("x0", DType::F32, vec![2, 36, 20]).unwrap();
+    let w = g.input("x1", DType::F32, vec![20, 44]).unwrap();
+    let xs = g.add1(Op::Unary(UnaryOp::Neg), &[x]).unwrap();
+    let ws = g.add1(Op::Unary(UnaryOp::Abs), &[w]).unwrap();
+    let y = g.add1(Op::MatMul, &[xs, ws]).unwrap();
+    let z = g.add1(Op::MatMul, &[x, ws]).unwrap();
+    g.output(y).unwrap();
+    g.output(z).unwrap();
+    let graph = g.build().unwrap();
+    let (xt, wt) = (random(DType::F32, &[2, 36, 20], 100), random(DType::F32, &[20, 44], 101));
+    let ins = [("x0", xt.view()), ("x1", wt.view())];
+    let got = be.compile(&graph, &Default::default()).unwrap().run(&ins).unwrap();
+    let want = cpu().compile(&graph, &Default::default()).unwrap().run(&ins).unwrap();
+    for (k, (g, w)) in got.iter().zip(&want).enumerate() {
+        let (g, w) = (g.view().to_f64_lossy(), w.view().to_f64_lossy());
+        for (i, (a, b)) in g.iter().zip(&w).enumerate() {
+            assert!((a - b).abs() <= 1e-4 * (1.0 + b.abs()) * 20.0, "output {k} element {i}: {a} vs {b}");
         }
     }
 }

@@ -4,7 +4,7 @@ use backend_api::op::UnaryOp;
 use backend_api::DType;
 use shaders::linalg::{
     acc_dtype, module, permute_module, splitk_module, CoopShape, CoopStage, CoopTile, CoopVecTile, Epilogue, GemvTile,
-    Tile, Variant,
+    Tile, Variant, VecTile,
 };
 
 mod common;
@@ -334,4 +334,68 @@ fn reviewed_gemm_kernels_are_trusted_and_others_not() {
     }
     assert!(shaders::is_trusted(&splitk_module(DType::F32, Epilogue::Store).expect("renders").expect("renders")));
     assert!(!shaders::is_trusted(&permute_module(DType::F32).expect("renders")));
+}
+
+/// Every vector-load tiled kernel the lowering or an override can pick: both row and column
+/// tiles, every K step, every operand layout.
+fn vec_tiles() -> Vec<VecTile> {
+    let mut tiles = Vec::new();
+    for rm in [4, 8] {
+        for rn in [4, 8] {
+            for bk in [8, 16, 32] {
+                for a_kfast in [false, true] {
+                    for b_nfast in [false, true] {
+                        tiles.push(VecTile { rm, rn, bk, a_kfast, b_nfast });
+                    }
+                }
+            }
+        }
+    }
+    tiles
+}
+
+#[test]
+fn every_tiled_vec_variant_is_valid_and_trusted() {
+    let mut rendered = 0;
+    for t in vec_tiles() {
+        let v = Variant::TiledVec(t);
+        let Some(src) = module(DType::F32, DType::F32, v, Epilogue::Store) else {
+            // Only tiles whose threads stage whole vectors render: 64 rows or columns with BK 8.
+            assert!(!t.renderable() && (t.rm == 4 || t.rn == 4) && t.bk == 8, "{t:?}");
+            continue;
+        };
+        let src = src.unwrap_or_else(|e| panic!("{t:?}: {e}"));
+        validate(&format!("linalg vec {t:?}"), &src);
+        assert!(shaders::is_trusted(&src), "{t:?}");
+        assert_eq!(shaders::kernel_file(&src), Some("linalg_tiled_vec.wgsl"));
+        let epi = Epilogue::BiasAct(Some(UnaryOp::Gelu));
+        let fused = module(DType::F32, DType::F32, v, epi).expect("fused").expect("renders");
+        validate(&format!("linalg vec {t:?} {epi:?}"), &fused);
+        assert!(shaders::is_trusted(&fused), "{t:?}");
+        rendered += 1;
+    }
+    assert_eq!(rendered, 36);
+    // Every epilogue on the default tile; activations outside the reviewed list keep the checks.
+    let t = VecTile { rm: 8, rn: 8, bk: 16, a_kfast: true, b_nfast: true };
+    for epi in epilogues() {
+        if let Some(src) = module(DType::F32, DType::F32, Variant::TiledVec(t), epi) {
+            let src = src.unwrap_or_else(|e| panic!("{epi:?}: {e}"));
+            validate(&format!("linalg vec {epi:?}"), &src);
+            assert_eq!(shaders::is_trusted(&src), shaders::linalg::trusted_epilogue(epi), "{epi:?}");
+        }
+    }
+}
+
+#[test]
+fn tiled_vec_is_f32_only_and_fits_h200_workgroup_memory() {
+    let t = VecTile { rm: 8, rn: 8, bk: 16, a_kfast: true, b_nfast: true };
+    for d in [DType::F16, DType::BF16, DType::F64] {
+        assert!(module(d, d, Variant::TiledVec(t), Epilogue::Store).is_none(), "{d:?}");
+    }
+    for t in vec_tiles().into_iter().filter(|t| t.renderable() && t.bk <= 16) {
+        assert!(t.workgroup_bytes() <= 49152, "{t:?}: {}", t.workgroup_bytes());
+    }
+    assert_eq!(t.workgroup_bytes(), 2 * 16 * (33 + 33) * 16);
+    let odd = VecTile { rm: 12, ..t };
+    assert!(module(DType::F32, DType::F32, Variant::TiledVec(odd), Epilogue::Store).is_none());
 }

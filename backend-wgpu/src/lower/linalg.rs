@@ -173,7 +173,8 @@ fn gemm(b: &mut Lower<'_>, g: &Gemm, epi: Epilogue, out: &Operand) -> Result<()>
     let tile = |t: u32| usize::try_from(t).unwrap_or(usize::MAX).max(1);
     let blocks = [g.n.div_ceil(tile(bn)), g.m.div_ceil(tile(bm))];
     let workgroups = try_numel(&[blocks[0], blocks[1], batch])?;
-    let auto = choose_split(variant, g.k, workgroups, out_numel);
+    let auto = tiled::forced_split(&b.caps().tuning, variant, g.k, out_numel)
+        .unwrap_or_else(|| choose_split(variant, g.k, workgroups, out_numel));
     let (nsplit, kc) = coop::adjust_split(b.caps(), variant, g.k, auto);
     check_headroom(g, nsplit, kc)?;
     // Split-K: the product kernel writes partial sums to scratch and the reduction finishes.
@@ -291,8 +292,9 @@ fn threads(n: usize) -> Result<Grid> {
 }
 
 /// The skinny kernel for few rows; else the cooperative-matrix kernel for F16 on devices that
-/// have it (and for F32/BF16 under the reduced-precision option, see [`coop::coop_variant`]); else the large tile for big float32-family problems on devices with the workgroup
-/// memory for it; else the small tile.
+/// have it (and for F32/BF16 under the reduced-precision option, see [`coop::coop_variant`]);
+/// else a tiled kernel (`tiled.rs`: the vector-load one for aligned F32 operands, else the
+/// scalar one, large tiles for big problems).
 fn choose_variant(caps: &DeviceCaps, g: &Gemm, batch: usize) -> Result<Variant> {
     if g.m <= SKINNY_MAX_ROWS {
         if let Some(t) = gemv::gemv_tile(caps, g, batch) {
@@ -305,19 +307,7 @@ fn choose_variant(caps: &DeviceCaps, g: &Gemm, batch: usize) -> Result<Variant> 
     if let Some(v) = coop::coop_variant(caps, g, large) {
         return Ok(v);
     }
-    let limit = u64::from(caps.limits.max_compute_workgroup_storage_size);
-    let large_ok = g.dtype != DType::F64 && Tile::Large.workgroup_bytes(g.dtype) <= limit;
-    if large_ok && large {
-        return Ok(Variant::Tiled(Tile::Large));
-    }
-    if Tile::Small.workgroup_bytes(g.dtype) > limit {
-        bail!(
-            DeviceLimit,
-            "the GEMM kernel needs {} bytes of workgroup memory, device allows {limit}",
-            Tile::Small.workgroup_bytes(g.dtype)
-        );
-    }
-    Ok(Variant::Tiled(Tile::Small))
+    tiled::tiled_variant(caps, g, batch, large)
 }
 
 /// Splits K over several workgroups when the output alone gives too few of them to fill a large
@@ -328,6 +318,7 @@ fn choose_split(variant: Variant, k: usize, workgroups: usize, out_numel: usize)
         Variant::Gemv(_) if workgroups >= GEMV_SPLIT_WORKGROUPS => return (1, k),
         Variant::Gemv(_) => (GEMV_SPLIT_WORKGROUPS, GEMV_MIN_CHUNK),
         Variant::Tiled(_) | Variant::Coop(_) | Variant::CoopVec(_) => (TILED_TARGET_WORKGROUPS, TILED_MIN_CHUNK),
+        Variant::TiledVec(_) => (tiled::VEC_SPLIT_WORKGROUPS, tiled::VEC_MIN_CHUNK),
     };
     let by_k = k / min_chunk;
     // The partial sums must stay addressable with 32-bit indices.
@@ -356,7 +347,9 @@ fn gemm_params(g: &Gemm, split: &Split, variant: Variant, [m0, n0, z0]: [usize; 
         Variant::Skinny { nfast } => nfast,
         // Reads B along columns by construction.
         Variant::Gemv(_) => true,
-        Variant::Tiled(_) | Variant::Coop(_) | Variant::CoopVec(_) => !(g.b.rs == 1 && g.b.cs != 1),
+        Variant::Tiled(_) | Variant::TiledVec(_) | Variant::Coop(_) | Variant::CoopVec(_) => {
+            !(g.b.rs == 1 && g.b.cs != 1)
+        }
     };
     Ok(GemmParams {
         m: u32_of(g.m, "rows")?,
@@ -529,5 +522,7 @@ fn permute(b: &mut Lower<'_>, x: &Operand, perm: &[usize], out: &Operand) -> Res
 }
 
 mod gemv;
+mod tiled;
+
 #[cfg(test)]
 mod tests;

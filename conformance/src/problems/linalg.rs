@@ -49,12 +49,15 @@ pub fn variants(row: &str) -> Option<Vec<Variant>> {
 }
 
 /// M, N or K: mostly 1..=70, sometimes an edge, sometimes a multiple of 8 (the vector-load
-/// kernels: the wide skinny kernel and the vector-load cooperative-matrix kernel).
+/// kernels: the wide skinny kernel and the vector-load cooperative-matrix kernel), sometimes a
+/// multiple of 4 that is not one of 8 or 16, straddling the 64 and 128 tile edges (with K and N
+/// multiples of 4, F32 products of more than 8 rows run the vector-load tiled kernel).
 fn mnk() -> BoxedStrategy<usize> {
     prop_oneof![
         8 => 1usize..=70,
         1 => select(vec![0usize, 64, 65, 127, 129]),
         1 => select(vec![8usize, 16, 24, 40, 136]),
+        1 => select(vec![12usize, 20, 36, 68, 132]),
     ]
     .boxed()
 }

@@ -1,5 +1,7 @@
 //! Variants of the linalg family (§2.6 MatMul, DotGeneral, FusedMatMulBiasAct):
-//! - the tiled batched matrix product (`linalg.wgsl`), 64 x 64 or 128 x 128 output tiles;
+//! - the tiled batched matrix product (`linalg.wgsl`), 64 x 64 or 128 x 128 output tiles, and
+//!   its F32 form with 16-byte loads and double-buffered tiles for operands whose vectorised
+//!   axis is contiguous (`linalg_tiled_vec.wgsl`, 64 or 128 rows by 64 or 128 columns);
 //! - the tensor-core product for F16 (`linalg_coop.wgsl`): f16 cooperative matrices with f32
 //!   accumulators, on devices that have them, and its vector-load, double-buffered forms for
 //!   operands stored in whole 16-byte rows (`linalg_coop_vec.wgsl`, `linalg_coop_word.wgsl`,
@@ -102,7 +104,7 @@ mod gemv_code;
 mod tiled_code;
 use coop_code::{CoopCode, Staging};
 use gemv_code::GemvCode;
-use tiled_code::Unrolled;
+use tiled_code::{Unrolled, VecUnrolled};
 
 pub const PARAMS: &[crate::params::Layout] = &[GemmParams::LAYOUT, DotPermuteParams::LAYOUT];
 
@@ -110,6 +112,8 @@ pub const PARAMS: &[crate::params::Layout] = &[GemmParams::LAYOUT, DotPermutePar
 pub const LINALG_COMMON: &str = include_str!("../wgsl/linalg_common.wgsl");
 /// The tiled product template.
 pub const TILED: &str = include_str!("../wgsl/linalg.wgsl");
+/// The tiled product template with vector loads and double-buffered tiles (F32).
+pub const TILED_VEC: &str = include_str!("../wgsl/linalg_tiled_vec.wgsl");
 /// The cooperative-matrix (tensor-core) product template.
 pub const COOP: &str = include_str!("../wgsl/linalg_coop.wgsl");
 /// The cooperative-matrix product template with vector loads and double-buffered tiles.
@@ -219,6 +223,45 @@ impl CoopShape {
     }
 }
 
+/// The vector-load form of the tiled kernel (`linalg_tiled_vec.wgsl`, F32 only): its tile, K
+/// step and which axis of each operand is read as 16-byte vectors.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct VecTile {
+    /// Output rows per thread (4 or 8: tiles of 64 or 128 rows).
+    pub rm: u32,
+    /// Output columns per thread (4 or 8).
+    pub rn: u32,
+    /// K step staged per iteration (8, 16 or 32; every thread must stage whole vectors).
+    pub bk: u32,
+    /// A is read along K (K-contiguous A) rather than along rows (M-contiguous A).
+    pub a_kfast: bool,
+    /// B is read along columns (N-contiguous B) rather than along K (K-contiguous B).
+    pub b_nfast: bool,
+}
+
+impl VecTile {
+    /// The tile sizes.
+    pub fn shape(self) -> TileShape {
+        TileShape { rm: self.rm, rn: self.rn, bk: self.bk }
+    }
+
+    /// Bytes of workgroup memory the kernel declares: both tiles, twice (double-buffered).
+    pub fn workgroup_bytes(self) -> u64 {
+        let s = self.shape();
+        let vec4s = u64::from(s.bk) * u64::from(s.tm() / 4 + 1 + s.tn() / 4 + 1);
+        2 * vec4s * 16
+    }
+
+    /// Whether the kernel can be rendered: 4 or 8 outputs per thread along each axis, a K step
+    /// of 8, 16 or 32, and threads that each stage whole vectors of both tiles.
+    pub fn renderable(self) -> bool {
+        matches!(self.rm, 4 | 8)
+            && matches!(self.rn, 4 | 8)
+            && matches!(self.bk, 8 | 16 | 32)
+            && VecUnrolled::new(self.shape()).is_some()
+    }
+}
+
 /// Sizes of the cooperative-matrix kernel: `frag` x `frag` fragments (8 or 16, the sizes naga
 /// writes), workgroups of subgroups of `subgroup` invocations laid out as `shape`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -311,6 +354,9 @@ impl CoopTile {
 pub enum Variant {
     /// The tiled kernel.
     Tiled(Tile),
+    /// The tiled kernel with vector loads and double-buffered tiles (`linalg_tiled_vec.wgsl`,
+    /// F32 only).
+    TiledVec(VecTile),
     /// The cooperative-matrix kernel (F16 only).
     Coop(CoopTile),
     /// The cooperative-matrix kernels with vector loads (`linalg_coop_vec.wgsl`,
@@ -450,6 +496,7 @@ impl Variant {
     pub fn block(self, d: DType) -> (u32, u32) {
         match self {
             Variant::Tiled(t) => (t.shape(d).tm(), t.shape(d).tn()),
+            Variant::TiledVec(t) => (t.shape().tm(), t.shape().tn()),
             Variant::Coop(t) => t.block(),
             Variant::CoopVec(t) => t.tile.block(),
             Variant::Skinny { nfast } => (SKINNY_ROWS, if nfast { 64 } else { 4 }),
@@ -593,6 +640,7 @@ pub fn module(d: DType, out: DType, variant: Variant, epi: Epilogue) -> Option<R
             ];
             assemble("", d, out, &inputs, epi, TILED, &slots)
         }
+        Variant::TiledVec(t) => tiled_vec_module(d, out, t, epi),
         Variant::Coop(t) => {
             if d != DType::F16 || !t.renderable() {
                 return None;
@@ -734,6 +782,32 @@ fn load8_b(e: u32) -> vec4<u32> {
     return pack8(b[e / 8u]);
 }
 ";
+
+/// The vector-load tiled kernel (see [`module`]): F32 only, and only renderable tiles.
+fn tiled_vec_module(d: DType, out: DType, t: VecTile, epi: Epilogue) -> Option<Result<String, String>> {
+    if d != DType::F32 || !t.renderable() {
+        return None;
+    }
+    let s = t.shape();
+    let code = VecUnrolled::new(s)?;
+    let flag = |b: bool| if b { "true" } else { "false" };
+    let num = |x: u32| x.to_string();
+    let slots = [
+        ("RM", num(s.rm)),
+        ("RN", num(s.rn)),
+        ("BK", num(s.bk)),
+        ("A_KFAST", flag(t.a_kfast).to_string()),
+        ("B_NFAST", flag(t.b_nfast).to_string()),
+        ("DECLS", code.decls()),
+        ("LOAD", code.load()),
+        ("STAGE", code.stage()),
+        ("COMPUTE", code.compute()),
+        ("STORE", code.store()),
+    ];
+    let slots: Vec<(&str, &str)> = slots.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    // A and B are declared by the template as arrays of vectors.
+    assemble("", d, out, &[("", d), ("", d)], epi, TILED_VEC, &slots)
+}
 
 /// Renders the split-K reduction for output dtype `d`. Bindings: 1 = partial sums
 /// ([`acc_dtype`]`(d)`), then (2 = bias for [`Epilogue::BiasAct`]), then the output.

@@ -1,4 +1,4 @@
-//! Straight-line code of the tiled kernel, `linalg.wgsl`.
+//! Straight-line code of the tiled kernels, `linalg.wgsl` and `linalg_tiled_vec.wgsl`.
 
 use super::*;
 
@@ -63,15 +63,21 @@ impl Unrolled {
     }
 
     pub(super) fn compute(&self) -> String {
+        self.compute_at("", "")
+    }
+
+    /// The arithmetic of one K step reading the staged tiles from `sa[abase ..]` and
+    /// `sb[bbase ..]` (prefixes such as `"abuf + "` for a double-buffered kernel).
+    pub(super) fn compute_at(&self, abase: &str, bbase: &str) -> String {
         const LANE: [&str; 4] = ["x", "y", "z", "w"];
         let mut out = String::new();
         for kk in 0..self.s.bk {
             out += "        {\n";
             for g in 0..self.s.rm / 4 {
-                out += &format!("            let a{g} = sa[{kk}u * SA + {}u + ty];\n", 16 * g);
+                out += &format!("            let a{g} = sa[{abase}{kk}u * SA + {}u + ty];\n", 16 * g);
             }
             for g in 0..self.s.rn / 4 {
-                out += &format!("            let b{g} = sb[{kk}u * SB + {}u + tx];\n", 16 * g);
+                out += &format!("            let b{g} = sb[{bbase}{kk}u * SB + {}u + tx];\n", 16 * g);
             }
             for i in 0..self.s.rm {
                 let a = format!("a{}.{}", i / 4, LANE[(i % 4) as usize]);
@@ -96,5 +102,78 @@ impl Unrolled {
             }
         }
         out
+    }
+}
+
+/// The per-thread straight-line code of the vector-load kernel (`linalg_tiled_vec.wgsl`): as
+/// [`Unrolled`], with whole vectors staged. Names: `ca{r}`/`cb{r}` the tile coordinates of the
+/// first element of the r-th staged vector, `pa{r}`/`pb{r}` the prefetched vectors and
+/// `ea{r}`/`eb{r}` their vector indices (`NONE` outside the operand).
+pub(super) struct VecUnrolled {
+    code: Unrolled,
+    /// Vectors of the A and B tiles each thread stages per K step.
+    va: u32,
+    vb: u32,
+}
+
+impl VecUnrolled {
+    /// `None` unless every thread stages a whole number (at least one) of vectors of each tile.
+    pub(super) fn new(s: TileShape) -> Option<VecUnrolled> {
+        let (a, b) = (s.tm() * s.bk / 4, s.tn() * s.bk / 4);
+        let whole = |v: u32| v >= 256 && v.is_multiple_of(256);
+        (whole(a) && whole(b)).then(|| VecUnrolled { code: Unrolled::new(s), va: a / 256, vb: b / 256 })
+    }
+
+    pub(super) fn decls(&self) -> String {
+        let mut out = String::new();
+        for r in 0..self.va {
+            out += &format!(
+                "    let ca{r} = a_coord(li + {}u);\n    var pa{r} = R4(0.0);\n    var ea{r} = NONE;\n",
+                256 * r
+            );
+        }
+        for r in 0..self.vb {
+            out += &format!(
+                "    let cb{r} = b_coord(li + {}u);\n    var pb{r} = R4(0.0);\n    var eb{r} = NONE;\n",
+                256 * r
+            );
+        }
+        let s = self.code.s;
+        for i in 0..s.rm {
+            for g in 0..s.rn / 4 {
+                out += &format!("    var c{i}_{g} = R4(R(0.0));\n");
+            }
+        }
+        out
+    }
+
+    pub(super) fn load(&self) -> String {
+        let mut out = String::new();
+        for r in 0..self.va {
+            out += &format!("        ea{r} = index_a(off.x, row0, k0, kend, ca{r});\n        pa{r} = ld_a4(ea{r});\n");
+        }
+        for r in 0..self.vb {
+            out += &format!("        eb{r} = index_b(off.y, col0, k0, kend, cb{r});\n        pb{r} = ld_b4(eb{r});\n");
+        }
+        out
+    }
+
+    pub(super) fn stage(&self) -> String {
+        let mut out = String::new();
+        for r in 0..self.va {
+            out += &format!("        stage_a(nb, ca{r}, pa{r}, ea{r});\n");
+        }
+        for r in 0..self.vb {
+            out += &format!("        stage_b(nb, cb{r}, pb{r}, eb{r});\n");
+        }
+        out
+    }
+
+    pub(super) fn compute(&self) -> String {
+        self.code.compute_at("abuf + ", "bbuf + ")
+    }
+
+    pub(super) fn store(&self) -> String {
+        self.code.store()
     }
 }

@@ -369,8 +369,8 @@ fn reduced_precision_is_explicit_and_only_where_tensor_cores_and_vectors_exist()
     let gb = gemm_of(DType::BF16, 512, 512, 512);
     let exact = h200_caps();
     // Exact by default: F32 and BF16 stay on the tiled kernel.
-    assert!(matches!(choose_variant(&exact, &g32, 1).unwrap(), Variant::Tiled(_)));
-    assert!(matches!(choose_variant(&exact, &gb, 1).unwrap(), Variant::Tiled(_)));
+    assert!(matches!(choose_variant(&exact, &g32, 1).unwrap(), Variant::Tiled(_) | Variant::TiledVec(_)));
+    assert!(matches!(choose_variant(&exact, &gb, 1).unwrap(), Variant::Tiled(_) | Variant::TiledVec(_)));
     let mut reduced = h200_caps();
     reduced.matmul_precision = crate::MatmulPrecision::F16;
     let word = |v: Variant| matches!(v, Variant::CoopVec(c) if c.stage == CoopStage::Word);
@@ -383,11 +383,171 @@ fn reduced_precision_is_explicit_and_only_where_tensor_cores_and_vectors_exist()
     // Transposed operands, F64, F16 (unchanged), no tensor cores: as without the option.
     let mut t = gemm_of(DType::F32, 512, 512, 512);
     (t.b.rs, t.b.cs) = (1, 512);
-    assert!(matches!(choose_variant(&reduced, &t, 1).unwrap(), Variant::Tiled(_)));
-    assert!(matches!(choose_variant(&reduced, &gemm_of(DType::F64, 512, 512, 512), 1).unwrap(), Variant::Tiled(_)));
+    assert!(matches!(choose_variant(&reduced, &t, 1).unwrap(), Variant::Tiled(_) | Variant::TiledVec(_)));
+    assert!(matches!(choose_variant(&reduced, &gemm_of(DType::F64, 512, 512, 512), 1).unwrap(), Variant::Tiled(_) | Variant::TiledVec(_)));
     let f16 = gemm_of(DType::F16, 512, 512, 512);
     assert_eq!(choose_variant(&reduced, &f16, 1).unwrap(), choose_variant(&exact, &f16, 1).unwrap());
     let mut lavapipe = DeviceCaps::for_tests();
     lavapipe.matmul_precision = crate::MatmulPrecision::F16;
-    assert!(matches!(choose_variant(&lavapipe, &g32, 1).unwrap(), Variant::Tiled(_)));
+    assert!(matches!(choose_variant(&lavapipe, &g32, 1).unwrap(), Variant::Tiled(_) | Variant::TiledVec(_)));
+}
+
+/// A device like an H200: 48 KiB of workgroup memory, no cooperative matrices used for F32.
+fn h200_f32_caps() -> DeviceCaps {
+    let mut caps = DeviceCaps::for_tests();
+    caps.limits.max_compute_workgroup_storage_size = 49152;
+    caps
+}
+
+/// An F32 GEMM of dense row-major operands in windows that hold them exactly.
+fn f32_gemm(m: usize, n: usize, k: usize) -> Gemm {
+    let mut g = gemm_of(DType::F32, m, n, k);
+    g.a.window.bytes = (m * k * 4) as u64;
+    g.b.window.bytes = (k * n * 4) as u64;
+    g
+}
+
+fn vec_tile(rm: u32, rn: u32, bk: u32, a_kfast: bool, b_nfast: bool) -> Variant {
+    Variant::TiledVec(shaders::linalg::VecTile { rm, rn, bk, a_kfast, b_nfast })
+}
+
+#[test]
+fn aligned_f32_layouts_use_the_vector_load_kernel_with_tiles_by_shape() {
+    let caps = h200_f32_caps();
+    let pick = |g: &Gemm, batch| choose_variant(&caps, g, batch).unwrap();
+    // Many 128 x 128 tiles (also ragged); mid sizes on smaller tiles that keep 256 workgroups.
+    assert_eq!(pick(&f32_gemm(4096, 4096, 4096), 1), vec_tile(8, 8, 16, true, true));
+    assert_eq!(pick(&f32_gemm(4000, 4000, 4000), 1), vec_tile(8, 8, 16, true, true));
+    assert_eq!(pick(&f32_gemm(1024, 1024, 1024), 1), vec_tile(4, 4, 16, true, true));
+    assert_eq!(pick(&f32_gemm(2048, 1024, 1024), 1), vec_tile(8, 4, 16, true, true));
+    assert_eq!(pick(&f32_gemm(1024, 2048, 1024), 1), vec_tile(4, 8, 16, true, true));
+    assert_eq!(pick(&f32_gemm(1024, 1024, 64), 4), vec_tile(8, 8, 16, true, true));
+    assert_eq!(pick(&f32_gemm(36, 44, 20), 1), vec_tile(4, 4, 16, true, true));
+    // Transposed operands: A M-contiguous, B K-contiguous.
+    let mut t = f32_gemm(64, 68, 20);
+    (t.a.rs, t.a.cs) = (1, 64);
+    (t.b.rs, t.b.cs) = (1, 20);
+    assert_eq!(pick(&t, 1), vec_tile(4, 4, 16, false, false));
+    // Batched with aligned batch strides and a broadcast operand.
+    let mut b = f32_gemm(36, 44, 20);
+    b.batch_dims = vec![3];
+    b.a.batch = vec![36 * 20];
+    b.b.batch = vec![0];
+    assert_eq!(pick(&b, 3), vec_tile(4, 4, 16, true, true));
+    // The mid-size tiles need no split-K; few workgroups with a long K still split.
+    let mid = pick(&f32_gemm(1024, 1024, 1024), 1);
+    assert_eq!(choose_split(mid, 1024, 256, 1 << 20), (1, 1024));
+    assert_eq!(choose_split(mid, 4096, 16, 1 << 16), (8, 512));
+}
+
+#[test]
+fn misaligned_layouts_and_other_dtypes_keep_the_scalar_tiled_kernel() {
+    let caps = h200_f32_caps();
+    let scalar = |g: &Gemm, batch| matches!(choose_variant(&caps, g, batch).unwrap(), Variant::Tiled(_));
+    // K (of a K-contiguous A) or N not a multiple of 4, K = 0.
+    assert!(scalar(&f32_gemm(64, 64, 62), 1));
+    assert!(scalar(&f32_gemm(64, 62, 64), 1));
+    assert!(scalar(&f32_gemm(64, 64, 0), 1));
+    // A row stride, a batch stride or a window that is not whole vectors; an empty window.
+    let mut rs = f32_gemm(64, 64, 64);
+    rs.a.rs = 66;
+    assert!(scalar(&rs, 1));
+    let mut bs = f32_gemm(64, 64, 64);
+    bs.batch_dims = vec![2];
+    (bs.a.batch, bs.b.batch) = (vec![64 * 64 + 2], vec![0]);
+    assert!(scalar(&bs, 2));
+    let mut w = f32_gemm(64, 64, 64);
+    w.b.window.bytes += 8;
+    assert!(scalar(&w, 1));
+    let mut empty = f32_gemm(64, 64, 64);
+    empty.a.window.bytes = 0;
+    assert!(scalar(&empty, 1));
+    // M-contiguous A with M not a multiple of 4; a strided (non-contiguous) operand.
+    let mut at = f32_gemm(66, 64, 64);
+    (at.a.rs, at.a.cs) = (1, 68);
+    assert!(scalar(&at, 1));
+    let mut strided = f32_gemm(64, 64, 64);
+    strided.b.cs = 2;
+    assert!(scalar(&strided, 1));
+    // Other dtypes, WebGPU's default 16 KiB of workgroup memory, and `gemm.vec=off`.
+    for d in [DType::F16, DType::BF16, DType::F64] {
+        assert!(scalar(&gemm_of(d, 256, 256, 256), 1), "{d:?}");
+    }
+    let small = DeviceCaps::for_tests();
+    assert!(matches!(choose_variant(&small, &f32_gemm(256, 256, 256), 1).unwrap(), Variant::Tiled(_)));
+    let mut off = h200_f32_caps();
+    off.tuning.gemm_vec = Some(false);
+    assert_eq!(choose_variant(&off, &f32_gemm(4096, 4096, 4096), 1).unwrap(), Variant::Tiled(Tile::Large));
+}
+
+#[test]
+fn tuning_forces_gemm_tiles_steps_and_splits_only_where_exact() {
+    let with = |f: &dyn Fn(&mut crate::Tuning)| {
+        let mut caps = h200_f32_caps();
+        f(&mut caps.tuning);
+        caps
+    };
+    let pick = |caps: &DeviceCaps, g: &Gemm| choose_variant(caps, g, 1).unwrap();
+    let g = f32_gemm(68, 72, 36);
+    assert_eq!(pick(&with(&|t| t.gemm_tile = Some((128, 64))), &g), vec_tile(8, 4, 16, true, true));
+    assert_eq!(pick(&with(&|t| t.gemm_bk = Some(32)), &g), vec_tile(4, 4, 32, true, true));
+    // BK 8 leaves 64-row tiles with partial vectors per thread, and 128 x 128 with BK 32 does
+    // not fit 48 KiB twice: the forced tile keeps BK 16.
+    assert_eq!(pick(&with(&|t| t.gemm_bk = Some(8)), &g), vec_tile(4, 4, 16, true, true));
+    let big = with(&|t| {
+        t.gemm_tile = Some((128, 128));
+        t.gemm_bk = Some(32);
+    });
+    assert_eq!(pick(&big, &g), vec_tile(8, 8, 16, true, true));
+    let eight = with(&|t| {
+        t.gemm_tile = Some((128, 128));
+        t.gemm_bk = Some(8);
+    });
+    assert_eq!(pick(&eight, &g), vec_tile(8, 8, 8, true, true));
+    // The scalar kernel has the square tiles only; F64 the small one only.
+    let scalar_big = with(&|t| {
+        t.gemm_vec = Some(false);
+        t.gemm_tile = Some((128, 128));
+    });
+    assert_eq!(pick(&scalar_big, &g), Variant::Tiled(Tile::Large));
+    assert_eq!(pick(&scalar_big, &gemm_of(DType::F64, 68, 72, 36)), Variant::Tiled(Tile::Small));
+    let scalar_rect = with(&|t| {
+        t.gemm_vec = Some(false);
+        t.gemm_tile = Some((128, 64));
+    });
+    assert_eq!(pick(&scalar_rect, &f32_gemm(4096, 4096, 4096)), Variant::Tiled(Tile::Large));
+    // Forced splits: tiled variants only, ranges on multiples of 16, at most one per 16 k.
+    let split = with(&|t| t.gemm_split = Some(3)).tuning;
+    let v = vec_tile(4, 4, 16, true, true);
+    assert_eq!(tiled::forced_split(&split, v, 1000, 100), Some((3, 336)));
+    assert_eq!(tiled::forced_split(&split, Variant::Tiled(Tile::Small), 20, 100), Some((2, 16)));
+    assert_eq!(tiled::forced_split(&split, v, 16, 100), Some((1, 16)));
+    assert_eq!(tiled::forced_split(&split, v, 0, 100), Some((1, 0)));
+    assert_eq!(tiled::forced_split(&split, Variant::Skinny { nfast: true }, 1000, 100), None);
+    assert_eq!(tiled::forced_split(&crate::Tuning::default(), v, 1000, 100), None);
+}
+
+/// The kernels of a MatMul `[m, k] x [k, n]` of dtype `d` lowered on `caps`.
+fn lower_matmul(caps: &DeviceCaps, d: DType, m: usize, n: usize, k: usize) -> Vec<Kernel> {
+    let op = |buf, dims| Operand::whole(buf, d, dims).unwrap();
+    let (x, w) = (op(crate::lower::Buf::In(0), vec![m, k]), op(crate::lower::Buf::In(1), vec![k, n]));
+    let out = op(crate::lower::Buf::Out(0), vec![m, n]);
+    let mut b = Lower::new(caps, 1);
+    matmul(&mut b, &x, &w, &out).unwrap();
+    b.finish().kernels().into_iter().cloned().collect()
+}
+
+#[test]
+fn f32_matmul_lowers_to_the_trusted_vector_load_kernel() {
+    let caps = h200_f32_caps();
+    let files = |ks: &[Kernel]| ks.iter().filter_map(|k| shaders::kernel_file(&k.source)).collect::<Vec<_>>();
+    let aligned = lower_matmul(&caps, DType::F32, 37, 44, 20);
+    assert_eq!(files(&aligned), ["linalg_tiled_vec.wgsl"]);
+    assert!(shaders::is_trusted(&aligned[0].source));
+    assert_eq!(files(&lower_matmul(&caps, DType::F32, 37, 45, 19)), ["linalg.wgsl"]);
+    // Forced split: partial sums from the vector-load kernel, then the reduction.
+    let mut split = h200_f32_caps();
+    split.tuning.gemm_split = Some(2);
+    let ks = lower_matmul(&split, DType::F32, 37, 44, 40);
+    assert_eq!(files(&ks), ["linalg_tiled_vec.wgsl", "linalg_splitk.wgsl"]);
 }

@@ -1,0 +1,142 @@
+//! The tiled GEMM kernels' choice: the scalar kernel (`linalg.wgsl`: every layout and float
+//! dtype) or, for F32 operands whose vectorised axis is contiguous and aligned, the vector-load
+//! kernel with double-buffered tiles (`linalg_tiled_vec.wgsl`); the tile and K step for the
+//! shape; and the `gemm.*` overrides of [`crate::Tuning`], each applied only where the forced
+//! variant computes the node exactly.
+
+use super::{Gemm, Strided, LARGE_TILE_MIN_TILES};
+use crate::device::DeviceCaps;
+use crate::Tuning;
+use backend_api::{bail, DType, Result};
+use shaders::linalg::{Tile, Variant, VecTile};
+
+/// K step of the vector-load kernel: a stand-alone probe of this layout on an H200 was fastest
+/// with 16 (twice the arithmetic per barrier of 8; 32 does not fit 128 x 128 tiles twice).
+const VEC_BK: u32 = 16;
+/// The vector-load kernel splits K only below this many workgroups (about two per SM of a
+/// 132-SM GPU): the reduction kernel then costs more than the idle SMs it fills…
+pub(super) const VEC_SPLIT_WORKGROUPS: usize = 256;
+/// …and keeps at least this many k per split.
+pub(super) const VEC_MIN_CHUNK: usize = 512;
+
+/// The tiled variant for `g` over `batch` matrices; `large` when the shape has enough 128 x 128
+/// tiles to fill a big GPU. The vector-load kernel where [`vec_tile`] allows it, else the
+/// scalar kernel, large or small (`gemm.tile` forces either where it fits).
+pub(super) fn tiled_variant(caps: &DeviceCaps, g: &Gemm, batch: usize, large: bool) -> Result<Variant> {
+    if let Some(t) = vec_tile(caps, g, batch, large) {
+        return Ok(Variant::TiledVec(t));
+    }
+    let limit = u64::from(caps.limits.max_compute_workgroup_storage_size);
+    let want_large = match caps.tuning.gemm_tile {
+        Some((128, 128)) => true,
+        Some((64, 64)) => false,
+        _ => large,
+    };
+    let large_ok = g.dtype != DType::F64 && Tile::Large.workgroup_bytes(g.dtype) <= limit;
+    if large_ok && want_large {
+        return Ok(Variant::Tiled(Tile::Large));
+    }
+    let need = Tile::Small.workgroup_bytes(g.dtype);
+    if need > limit {
+        bail!(DeviceLimit, "the GEMM kernel needs {need} bytes of workgroup memory, device allows {limit}");
+    }
+    Ok(Variant::Tiled(Tile::Small))
+}
+
+/// The vector-load kernel's tile for `g`, when every staged vector is exact (see
+/// `linalg_tiled_vec.wgsl` and [`vec_layout`]) and `gemm.vec` is not `off`: the forced tile and
+/// K step where they render and fit the workgroup memory, else the automatic ones
+/// ([`auto_vec_tile`], K step [`VEC_BK`]), else 64 x 64; `None` when none fits.
+fn vec_tile(caps: &DeviceCaps, g: &Gemm, batch: usize, large: bool) -> Option<VecTile> {
+    let tuning: &Tuning = &caps.tuning;
+    if g.dtype != DType::F32 || tuning.gemm_vec == Some(false) {
+        return None;
+    }
+    // Every bound window then starts on 16 bytes, as `array<vec4<f32>>` bindings need.
+    if caps.limits.min_storage_buffer_offset_alignment < 16 {
+        return None;
+    }
+    let (a_kfast, b_nfast) = vec_layout(g)?;
+    let limit = u64::from(caps.limits.max_compute_workgroup_storage_size);
+    let fits = |t: &VecTile| t.renderable() && t.workgroup_bytes() <= limit;
+    let (rm, rn) = auto_vec_tile(g, batch, large);
+    let auto = VecTile { rm, rn, bk: VEC_BK, a_kfast, b_nfast };
+    let tile = tuning.gemm_tile.map_or(auto, |(r, c)| VecTile { rm: r / 16, rn: c / 16, ..auto });
+    let forced = VecTile { bk: tuning.gemm_bk.unwrap_or(VEC_BK), ..tile };
+    [forced, tile, auto, VecTile { rm: 4, rn: 4, ..auto }].into_iter().find(fits)
+}
+
+/// Outputs per thread (rows, columns) of the automatic vector-load tile: 128 x 128 for shapes
+/// with enough of them (`large`), else 128 x 64 (or 64 x 128 when N > M) where those give
+/// [`LARGE_TILE_MIN_TILES`] workgroups, else 64 x 64. Smaller tiles keep every SM busy on mid
+/// sizes (1024³ has 64 tiles of 128 x 128 for the 132 SMs of an H200) without the split-K
+/// reduction pass.
+fn auto_vec_tile(g: &Gemm, batch: usize, large: bool) -> (u32, u32) {
+    if large {
+        return (8, 8);
+    }
+    let tiles = |tm: usize, tn: usize| g.m.div_ceil(tm).saturating_mul(g.n.div_ceil(tn)).saturating_mul(batch);
+    if g.m >= g.n && g.m >= 128 && tiles(128, 64) >= LARGE_TILE_MIN_TILES {
+        return (8, 4);
+    }
+    if g.n > g.m && g.n >= 128 && tiles(64, 128) >= LARGE_TILE_MIN_TILES {
+        return (4, 8);
+    }
+    (4, 4)
+}
+
+/// Which axis of each operand the vector-load kernel reads as vectors — (A along K, B along
+/// N) — when every vector is exact: K > 0, and for each operand an axis of stride 1 whose
+/// length is a multiple of 4 (K for a K-contiguous operand, M or N otherwise), with the other
+/// stride, every batch stride and the window whole vectors. `None` otherwise.
+fn vec_layout(g: &Gemm) -> Option<(bool, bool)> {
+    if g.k == 0 {
+        return None;
+    }
+    let a_kfast = if whole_vectors(&g.a, g.k, g.a.cs, g.a.rs) {
+        true
+    } else if whole_vectors(&g.a, g.m, g.a.rs, g.a.cs) {
+        false
+    } else {
+        return None;
+    };
+    let b_nfast = if whole_vectors(&g.b, g.n, g.b.cs, g.b.rs) {
+        true
+    } else if whole_vectors(&g.b, g.k, g.b.rs, g.b.cs) {
+        false
+    } else {
+        return None;
+    };
+    Some((a_kfast, b_nfast))
+}
+
+/// Whether `s` read as 4-vectors along an axis of length `len` and stride `fast` (the other
+/// matrix axis has stride `other`) gives whole, aligned vectors: each starts at a multiple of 4
+/// elements, lies inside or outside the matrix as a whole, and the window holds whole vectors
+/// (at least one, which out-of-range lanes read).
+fn whole_vectors(s: &Strided, len: usize, fast: usize, other: usize) -> bool {
+    fast == 1
+        && len.is_multiple_of(4)
+        && other.is_multiple_of(4)
+        && s.batch.iter().all(|b| b.is_multiple_of(4))
+        && s.window.bytes.is_multiple_of(16)
+        && s.window.bytes >= 16
+}
+
+/// The K split `gemm.split` forces on a tiled variant, as (nsplit, kc): at most one split per
+/// 16 k and as many as keep the partial sums within 32-bit indices; `None` when not forced or
+/// not a tiled variant (the automatic choice stands).
+pub(super) fn forced_split(tuning: &Tuning, variant: Variant, k: usize, out_numel: usize) -> Option<(usize, usize)> {
+    let want = usize::try_from(tuning.gemm_split?).ok()?;
+    if !matches!(variant, Variant::Tiled(_) | Variant::TiledVec(_)) {
+        return None;
+    }
+    let by_index = usize::try_from(u32::MAX).unwrap_or(usize::MAX) / out_numel.max(1);
+    let s = want.min(by_index).min(k.div_ceil(16));
+    if s <= 1 {
+        return Some((1, k));
+    }
+    // Split ranges start on multiples of 16, as the vector-load kernels require.
+    let kc = k.div_ceil(s).next_multiple_of(16);
+    Some((k.div_ceil(kc), kc))
+}

@@ -3,7 +3,7 @@
 //! error scope, and what they catch becomes an `Err`.
 
 use crate::device::DeviceContext;
-use backend_api::{bail, Result};
+use backend_api::{bail, Error, ErrorKind, Result};
 
 /// Runs `f` inside an out-of-memory and a validation error scope of `ctx`'s device. A caught
 /// out-of-memory error becomes `DeviceLimit`, a validation error `Device`; `what` names what was
@@ -57,12 +57,34 @@ pub(crate) fn buffer_init(
     usage: wgpu::BufferUsages,
     what: &dyn Fn() -> String,
 ) -> Result<wgpu::Buffer> {
-    use wgpu::util::DeviceExt;
-    let Ok(size) = u64::try_from(contents.len()) else { bail!(DeviceLimit, "{} exceeds 64 bits of bytes", what()) };
+    // Not `DeviceExt::create_buffer_init`: it panics when the buffer comes back invalid (e.g.
+    // after the driver failed an earlier pipeline and the device was lost), where this errs.
+    let padded = contents.len().div_ceil(4).checked_mul(4);
+    let Some(size) = padded.and_then(|n| u64::try_from(n).ok()) else {
+        bail!(DeviceLimit, "{} exceeds 64 bits of bytes", what())
+    };
     check_buffer_size(ctx, size, what)?;
-    scoped(ctx, what, || {
-        ctx.device.create_buffer_init(&wgpu::util::BufferInitDescriptor { label: Some(label), contents, usage })
-    })
+    let buf = scoped(ctx, what, || {
+        ctx.device.create_buffer(&wgpu::BufferDescriptor { label: Some(label), size, usage, mapped_at_creation: true })
+    })?;
+    {
+        let mut view = buf
+            .get_mapped_range_mut(..)
+            .map_err(|e| Error::new(ErrorKind::Device, format!("filling {}: {e}", what())))?;
+        view.slice(..contents.len()).copy_from_slice(contents);
+        // At most 3 bytes of padding (a mapped-at-creation buffer starts zeroed; made explicit).
+        let pad = [0u8; 3];
+        if let Some(zeros) = pad.get(..padding(contents.len())).filter(|z| !z.is_empty()) {
+            view.slice(contents.len()..).copy_from_slice(zeros);
+        }
+    }
+    buf.unmap();
+    Ok(buf)
+}
+
+/// Bytes that round `n` up to a multiple of 4.
+fn padding(n: usize) -> usize {
+    (4 - n % 4) % 4
 }
 
 #[cfg(test)]
@@ -100,5 +122,18 @@ mod tests {
         let bad = wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::STORAGE;
         assert_eq!(buffer(&ctx, "bad", 64, bad, &|| "b".into()).unwrap_err().kind(), ErrorKind::Device);
         assert!(buffer(&ctx, "ok", 4096, usage, &|| "ok".into()).is_ok());
+    }
+
+    #[test]
+    fn initialised_buffers_are_padded_and_refusals_are_errs() {
+        let limits = LimitOverrides { max_buffer_size: Some(4096), ..Default::default() };
+        let ctx = DeviceContext::open(&WgpuOptions { limits, ..Default::default() }).expect("a wgpu adapter");
+        let usage = wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_SRC;
+        let b = buffer_init(&ctx, "five", &[1, 2, 3, 4, 5], usage, &|| "five bytes".into()).unwrap();
+        assert_eq!(b.size(), 8);
+        let e = buffer_init(&ctx, "big", &[0; 4097], usage, &|| "a big constant".into()).unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::DeviceLimit, "{e}");
+        assert!(buffer_init(&ctx, "empty", &[], usage, &|| "nothing".into()).is_ok());
+        assert_eq!((padding(0), padding(5), padding(8)), (0, 3, 0));
     }
 }

@@ -1,9 +1,9 @@
 //! Variant choice, headroom and lowering of the GEMM family.
 
 use super::*;
+use shaders::linalg::GemvTile;
 use shaders::linalg::{CoopShape, CoopStage, CoopTile, CoopVecTile};
 use wgpu::wgt::{CooperativeMatrixProperties, CooperativeScalarType};
-use shaders::linalg::GemvTile;
 
 fn plan(ld: &[usize], rd: &[usize], at: &DotGeneralAttrs) -> DotPlan {
     plan_dot_general(ld, rd, at).unwrap()
@@ -384,7 +384,10 @@ fn reduced_precision_is_explicit_and_only_where_tensor_cores_and_vectors_exist()
     let mut t = gemm_of(DType::F32, 512, 512, 512);
     (t.b.rs, t.b.cs) = (1, 512);
     assert!(matches!(choose_variant(&reduced, &t, 1).unwrap(), Variant::Tiled(_) | Variant::TiledVec(_)));
-    assert!(matches!(choose_variant(&reduced, &gemm_of(DType::F64, 512, 512, 512), 1).unwrap(), Variant::Tiled(_) | Variant::TiledVec(_)));
+    assert!(matches!(
+        choose_variant(&reduced, &gemm_of(DType::F64, 512, 512, 512), 1).unwrap(),
+        Variant::Tiled(_) | Variant::TiledVec(_)
+    ));
     let f16 = gemm_of(DType::F16, 512, 512, 512);
     assert_eq!(choose_variant(&reduced, &f16, 1).unwrap(), choose_variant(&exact, &f16, 1).unwrap());
     let mut lavapipe = DeviceCaps::for_tests();

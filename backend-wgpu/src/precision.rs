@@ -12,7 +12,7 @@
 /// accumulation, where the adapter has f16 cooperative matrices and the operands are stored in
 /// whole 16-byte rows (A contiguous along K, B along N, K and N multiples of 8). Consequences:
 /// - range: f16's largest finite value is 65504; operands of larger magnitude overflow (to ±∞ on
-///   the drivers seen; WGSL leaves the result of `pack2x16float` out of range unspecified), and
+///   the drivers seen; WGSL leaves the f32 -> f16 conversion of such values unspecified), and
 ///   magnitudes below 2⁻²⁴ ≈ 6·10⁻⁸ flush to zero (below 2⁻¹⁴ ≈ 6·10⁻⁵ they lose bits as
 ///   subnormals). BF16's range (up to 3.4·10³⁸) is not preserved;
 /// - precision: 11 significant bits (relative rounding error up to 2⁻¹¹ ≈ 4.9·10⁻⁴ per

@@ -8,7 +8,7 @@
 //! feature), that node keeps the automatic choice. `Tuning::default()` forces nothing.
 
 use backend_api::{bail, Result};
-use shaders::linalg::{CoopShape, CoopStage};
+use shaders::linalg::CoopShape;
 
 /// Overrides of the automatic kernel choices; `None` everywhere (the default) lets the
 /// lowerings decide. Set fields directly or by name with [`Tuning::set`].
@@ -22,14 +22,16 @@ pub struct Tuning {
     /// `coop.tile`: the cooperative-matrix output tile (F16, and F32/BF16 under
     /// [`crate::MatmulPrecision::F16`]).
     pub coop_tile: Option<CoopShape>,
-    /// `coop.stage`: how the vector-load cooperative kernel stages operands; `pairs` forces the
-    /// element-pair kernel (`linalg_coop.wgsl`). Direct loads apply only to whole tiles.
+    /// `coop.stage`: how F16 operands are staged: `pairs` forces the element-pair kernel
+    /// (`linalg_coop.wgsl`, any layout), `cvt` the vector-load kernel (`linalg_coop_vec.wgsl`,
+    /// the automatic choice where the layout allows it).
     pub coop_stage: Option<CoopStageChoice>,
     /// `coop.bk`: K step of the vector-load cooperative kernels (32 or 64).
     pub coop_bk: Option<u32>,
     /// `coop.buffers`: staged K slices of the vector-load cooperative kernels (1 or 2).
     pub coop_buffers: Option<u32>,
-    /// `coop.split`: the most K splits of a cooperative GEMM (1: never split K).
+    /// `coop.split`: K splits of a cooperative GEMM (1: none); fewer where a split would hold
+    /// less than 16 k or the partial sums would exceed 32-bit indices.
     pub coop_split: Option<u32>,
     /// `gemv.ct`: column invocations of the N-contiguous GEMV kernel, output columns per
     /// workgroup of the K-contiguous one (a power of two, 1 to 64; 256 / ct lanes split K).
@@ -64,8 +66,8 @@ pub struct Tuning {
 pub enum CoopStageChoice {
     /// The element-pair kernel, any layout (`pairs`).
     Pairs,
-    /// A vector-load staging (`cvt`, `word`, `direct`).
-    Vec(CoopStage),
+    /// The vector-load kernel where the layout allows it (`cvt`).
+    Cvt,
 }
 
 impl Tuning {
@@ -73,7 +75,7 @@ impl Tuning {
     pub const KEYS: &'static [(&'static str, &'static str)] = &[
         ("compile.prune", "true|false"),
         ("coop.tile", "small|mid|large|wide|huge"),
-        ("coop.stage", "pairs|cvt|word|direct"),
+        ("coop.stage", "pairs|cvt"),
         ("coop.bk", "32|64"),
         ("coop.buffers", "1|2"),
         ("coop.split", "1..64"),
@@ -148,10 +150,8 @@ fn parse_coop_tile(value: &str) -> Result<CoopShape> {
 fn parse_coop_stage(value: &str) -> Result<CoopStageChoice> {
     Ok(match value {
         "pairs" => CoopStageChoice::Pairs,
-        "cvt" => CoopStageChoice::Vec(CoopStage::Cvt),
-        "word" => CoopStageChoice::Vec(CoopStage::Word),
-        "direct" => CoopStageChoice::Vec(CoopStage::Direct),
-        _ => bail!(Input, "tuning key \"coop.stage\" takes pairs, cvt, word or direct, got {value:?}"),
+        "cvt" => CoopStageChoice::Cvt,
+        _ => bail!(Input, "tuning key \"coop.stage\" takes pairs or cvt, got {value:?}"),
     })
 }
 
@@ -207,13 +207,13 @@ mod tests {
     #[test]
     fn coop_keys_parse_and_reject_out_of_range_values() {
         let mut t = Tuning::default();
-        for pair in ["coop.tile=wide", "coop.stage=word", "coop.bk=64", "coop.buffers=1", "coop.split=1"] {
+        for pair in ["coop.tile=wide", "coop.stage=pairs", "coop.bk=64", "coop.buffers=1", "coop.split=1"] {
             t.set_pair(pair).unwrap();
         }
         assert_eq!(t.coop_tile, Some(CoopShape::Wide));
-        assert_eq!(t.coop_stage, Some(CoopStageChoice::Vec(CoopStage::Word)));
+        assert_eq!(t.coop_stage, Some(CoopStageChoice::Pairs));
         assert_eq!((t.coop_bk, t.coop_buffers, t.coop_split), (Some(64), Some(1), Some(1)));
-        for bad in ["coop.tile=giant", "coop.stage=fast", "coop.bk=48", "coop.buffers=3", "coop.split=0"] {
+        for bad in ["coop.tile=giant", "coop.stage=word", "coop.bk=48", "coop.buffers=3", "coop.split=0"] {
             assert_eq!(t.set_pair(bad).unwrap_err().kind(), backend_api::ErrorKind::Input, "{bad}");
         }
     }

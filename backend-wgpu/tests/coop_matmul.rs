@@ -1,9 +1,9 @@
 //! The cooperative-matrix (tensor-core) F16 GEMM against cpu-ref, and against the tiled kernel of
 //! the same device with cooperative matrices turned off, on ragged shapes: M, N, K not multiples
 //! of the fragments or tiles, K = 0, odd batch offsets (elements starting mid-word), transposed
-//! DotGeneral operands, bias + activation, split-K and the large tile; every tile shape, staging
-//! (`linalg_coop_vec.wgsl`, `_word`, `_direct`), K step and buffering reached through the `coop.*`
-//! tuning overrides; and F32/BF16 products under the reduced-precision option
+//! DotGeneral operands, bias + activation, split-K and the large tiles; every tile shape, staging
+//! (`linalg_coop.wgsl`, `linalg_coop_vec.wgsl`), K step and buffering reached through the
+//! `coop.*` tuning overrides; and F32/BF16 products under the reduced-precision option
 //! ([`MatmulPrecision::F16`]) with an f16-appropriate tolerance.
 //!
 //! Adapters without an f16 x f16 -> f32 cooperative configuration (lavapipe) skip with a
@@ -147,11 +147,14 @@ fn coop_matmul_ragged_shapes() {
 fn coop_vector_load_shapes() {
     // K and N multiples of 8: the vector-load kernel (`linalg_coop_vec.wgsl`), double-buffered
     // where the workgroup memory allows, with ragged M, tile edges along N, several K steps, batch
-    // offsets that are whole vectors, split-K, and the large tile.
+    // offsets that are whole vectors, split-K (K = 4096 over two 64 x 64 tiles), and the
+    // automatic 128 x 256 tile (2048 x 4096: 256 of them).
     let Some(coop) = coop_backend() else { return };
     let tiled = tiled_backend();
-    let cases: [(&[usize], &[usize]); 8] = [
+    let cases: [(&[usize], &[usize]); 10] = [
         (&[9, 8], &[8, 8]),
+        (&[65, 4096], &[4096, 64]),
+        (&[2048, 16], &[16, 4096]),
         (&[37, 24], &[24, 40]),
         (&[64, 96], &[96, 64]),
         (&[65, 200], &[200, 136]),
@@ -238,26 +241,27 @@ fn options(pairs: &[&str], precision: MatmulPrecision) -> WgpuOptions {
     opts
 }
 
-/// Every tile shape, staging, K step and buffering of the vector-load kernels, forced by the
-/// `coop.*` overrides, on shapes with whole vectors: ragged M and tile edges (the forced
-/// staging falls back where it does not apply), whole tiles (where direct loads apply), a
-/// batch, split-K and without it, bias and activation.
+/// Every tile shape, staging, K step and buffering of the cooperative kernels, forced by the
+/// `coop.*` overrides, on shapes with whole vectors: ragged M and tile edges, whole tiles, a
+/// batch, split-K and without it, bias and activation (forced sizes that do not fit the device
+/// fall back to the automatic choice).
 #[test]
 fn coop_forced_tiles_and_stagings() {
     let Some(_) = coop_backend() else { return };
     let tiled = tiled_backend();
-    let overrides: [&[&str]; 12] = [
+    let overrides: [&[&str]; 13] = [
         &["coop.tile=small"],
+        &["coop.tile=small", "coop.buffers=1"],
         &["coop.tile=mid", "coop.split=1"],
+        &["coop.tile=large"],
+        &["coop.tile=large", "coop.bk=64"],
+        &["coop.tile=large", "coop.buffers=1"],
         &["coop.tile=wide"],
+        &["coop.tile=wide", "coop.bk=64"],
         &["coop.tile=huge"],
-        &["coop.stage=word"],
-        &["coop.stage=word", "coop.tile=wide", "coop.bk=64"],
-        &["coop.stage=word", "coop.buffers=1"],
-        &["coop.stage=direct"],
-        &["coop.stage=direct", "coop.tile=wide", "coop.bk=64"],
-        &["coop.stage=direct", "coop.tile=small", "coop.split=1"],
+        &["coop.tile=huge", "coop.buffers=2"],
         &["coop.bk=64", "coop.tile=mid"],
+        &["coop.stage=cvt", "coop.split=4"],
         &["coop.stage=pairs"],
     ];
     let cases: [(&[usize], &[usize]); 6] = [
@@ -309,17 +313,25 @@ fn reduced_tol(d: DType) -> f64 {
 
 /// F32 and BF16 MatMul, FusedMatMulBiasAct and DotGeneral under [`MatmulPrecision::F16`]: on
 /// tensor cores where the layout has whole vectors (ragged M, batched, split-K, fused, forced
-/// tiles and stagings), exact elsewhere (transposed, K not a multiple of 8); within an
+/// tiles, K steps and buffers), exact elsewhere (transposed, K not a multiple of 8); within an
 /// f16-operand tolerance of cpu-ref everywhere.
 #[test]
 fn reduced_precision_f32_and_bf16_products() {
-    let configs: [&[&str]; 3] = [&[], &["coop.tile=wide", "coop.bk=64"], &["coop.tile=small", "coop.split=1"]];
+    let configs: [&[&str]; 5] = [
+        &[],
+        &["coop.tile=large", "coop.bk=64"],
+        &["coop.tile=huge"],
+        &["coop.tile=wide", "coop.buffers=1"],
+        &["coop.tile=small", "coop.split=1"],
+    ];
     for pairs in configs {
         let Some(be) = coop_backend_with(&options(pairs, MatmulPrecision::F16)) else { return };
         for d in [DType::F32, DType::BF16] {
             let tol = reduced_tol(d);
-            let cases: [(&[usize], &[usize]); 6] = [
+            let cases: [(&[usize], &[usize]); 7] = [
                 (&[37, 24], &[24, 40]),
+                // few tiles, long K: split-K unless coop.split=1
+                (&[65, 4096], &[4096, 64]),
                 (&[130, 1032], &[1032, 136]),
                 (&[256, 128], &[128, 256]),
                 (&[3, 17, 40], &[40, 72]),

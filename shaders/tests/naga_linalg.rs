@@ -3,8 +3,8 @@
 use backend_api::op::UnaryOp;
 use backend_api::DType;
 use shaders::linalg::{
-    acc_dtype, module, permute_module, splitk_module, CoopShape, CoopStage, CoopTile, CoopVecTile, Epilogue, GemvTile,
-    Tile, Variant, VecTile,
+    acc_dtype, module, permute_module, splitk_module, CoopShape, CoopTile, CoopVecTile, Epilogue, GemvTile, Tile,
+    Variant, VecTile,
 };
 
 mod common;
@@ -145,14 +145,12 @@ fn coop_tiles() -> Vec<CoopTile> {
     tiles
 }
 
-/// Every vector-load form of tile `t`: each staging, K step and buffering.
+/// Every vector-load form of tile `t`: each K step and buffering.
 fn coop_vec_tiles(t: CoopTile) -> Vec<CoopVecTile> {
     let mut vs = Vec::new();
-    for stage in [CoopStage::Cvt, CoopStage::Word, CoopStage::Direct] {
-        for bk in [32, 64] {
-            for double_buffer in [false, true] {
-                vs.push(CoopVecTile { tile: t, double_buffer, bk, stage });
-            }
+    for bk in [32, 64] {
+        for double_buffer in [false, true] {
+            vs.push(CoopVecTile { tile: t, double_buffer, bk });
         }
     }
     vs
@@ -190,7 +188,7 @@ fn coop_vec_kernels_are_named_by_their_file_and_fit() {
 fn every_coop_variant_is_valid() {
     for v in coop_variants() {
         // Every epilogue on the element-pair and default vector kernels; the epilogue code is
-        // shared, so the other stagings, K steps and shapes take two (validation is slow).
+        // shared, so the other K steps and bufferings take two (validation is slow).
         let full = match v {
             Variant::CoopVec(c) => c == CoopVecTile::cvt(c.tile, c.double_buffer),
             _ => true,
@@ -214,9 +212,9 @@ fn coop_is_f16_only_and_naga_sized() {
     for d in [DType::F32, DType::BF16, DType::F64] {
         assert!(module(d, d, Variant::Coop(t), Epilogue::Store).is_none(), "{d:?}");
         for v in coop_vec_tiles(t) {
-            // Only the word staging rounds F32/BF16 to f16 (the reduced-precision option).
+            // The vector kernel rounds F32/BF16 to f16 (the reduced-precision option); no F64.
             let renders = module(d, d, Variant::CoopVec(v), Epilogue::Store).is_some();
-            assert_eq!(renders, v.stage == CoopStage::Word && d != DType::F64, "{d:?} {v:?}");
+            assert_eq!(renders, d != DType::F64, "{d:?} {v:?}");
         }
     }
     let odd = CoopTile { frag: 32, subgroup: 32, shape: CoopShape::Large };
@@ -275,48 +273,45 @@ fn write_spirv(what: &str, src: &str) {
     }
 }
 
-/// The reduced-precision option: F32 and BF16 operands rounded to f16 by the word staging, with
-/// every epilogue and the f32 partial sums; valid, trusted, and written as SPIR-V.
+/// The reduced-precision option: F32 and BF16 operands rounded to f16 while staged, with every
+/// epilogue and the f32 partial sums, every shape, K step and buffering; valid, trusted, and
+/// written as SPIR-V.
 #[test]
-fn word_staging_renders_f32_and_bf16_operands() {
+fn vector_staging_renders_f32_and_bf16_operands() {
     for d in [DType::F32, DType::BF16] {
-        for shape in [CoopShape::Small, CoopShape::Large, CoopShape::Wide] {
+        for shape in CoopShape::ALL {
             let tile = CoopTile { frag: 16, subgroup: 32, shape };
-            let v = Variant::CoopVec(CoopVecTile { tile, double_buffer: true, bk: 32, stage: CoopStage::Word });
-            for epi in epilogues() {
-                if let Some(src) = module(d, d, v, epi) {
-                    let src = src.unwrap_or_else(|e| panic!("{d:?} {v:?} {epi:?}: {e}"));
-                    validate(&format!("linalg coop word {d:?} {v:?} {epi:?}"), &src);
+            for c in coop_vec_tiles(tile) {
+                let v = Variant::CoopVec(c);
+                let epis = if c == CoopVecTile::cvt(tile, true) { epilogues() } else { vec![Epilogue::Store] };
+                for epi in epis {
+                    if let Some(src) = module(d, d, v, epi) {
+                        let src = src.unwrap_or_else(|e| panic!("{d:?} {v:?} {epi:?}: {e}"));
+                        validate(&format!("linalg coop vec {d:?} {v:?} {epi:?}"), &src);
+                    }
                 }
+                let src = module(d, DType::F32, v, Epilogue::Store).expect("partial").expect("renders");
+                assert!(shaders::is_trusted(&src));
+                assert_eq!(shaders::kernel_file(&src), Some("linalg_coop_vec.wgsl"));
+                write_spirv(&format!("{d:?} {v:?}"), &src);
             }
-            let src = module(d, DType::F32, v, Epilogue::Store).expect("partial").expect("renders");
-            assert!(shaders::is_trusted(&src));
-            assert_eq!(shaders::kernel_file(&src), Some("linalg_coop_word.wgsl"));
-            write_spirv(&format!("{d:?} {v:?}"), &src);
         }
     }
 }
 
-/// The kernel files of the staging forms.
+/// K steps and buffers against 48 KiB of workgroup memory (an H200's): which forms the
+/// lowering can choose there.
 #[test]
-fn coop_stagings_are_named_by_their_file() {
-    let tile = CoopTile { frag: 16, subgroup: 32, shape: CoopShape::Wide };
-    for (stage, file) in [
-        (CoopStage::Cvt, "linalg_coop_vec.wgsl"),
-        (CoopStage::Word, "linalg_coop_word.wgsl"),
-        (CoopStage::Direct, "linalg_coop_direct.wgsl"),
-    ] {
-        let v = Variant::CoopVec(CoopVecTile { tile, double_buffer: true, bk: 64, stage });
-        let src = module(DType::F16, DType::F16, v, Epilogue::Store).expect("renders").expect("renders");
-        assert_eq!(shaders::kernel_file(&src), Some(file));
-        assert!(shaders::is_trusted(&src));
-    }
-    // Direct loads need no workgroup tiles.
-    let direct = CoopVecTile { tile, double_buffer: false, bk: 64, stage: CoopStage::Direct };
-    assert_eq!(direct.workgroup_bytes(), 4 * 16 * 16 * 4);
-    // Double-buffered 128 x 128 tiles with a K step of 32 fit 48 KiB; of 64, one buffer does.
-    let word = |double_buffer, bk| CoopVecTile { tile, double_buffer, bk, stage: CoopStage::Word }.workgroup_bytes();
-    assert!(word(true, 32) <= 49152 && word(false, 64) <= 49152 && word(true, 64) > 49152);
+fn coop_vec_workgroup_memory() {
+    let bytes = |shape, double_buffer, bk| {
+        CoopVecTile { tile: CoopTile { frag: 16, subgroup: 32, shape }, double_buffer, bk }.workgroup_bytes()
+    };
+    // 128 x 128: double-buffered with a K step of 32; with 64, one buffer.
+    assert!(bytes(CoopShape::Large, true, 32) <= 49152);
+    assert!(bytes(CoopShape::Large, false, 64) <= 49152 && bytes(CoopShape::Large, true, 64) > 49152);
+    // 128 x 256: one buffer with a K step of 32, nothing with 64.
+    assert!(bytes(CoopShape::Huge, false, 32) <= 49152 && bytes(CoopShape::Huge, true, 32) > 49152);
+    assert!(bytes(CoopShape::Huge, false, 64) > 49152);
 }
 
 #[test]

@@ -24,7 +24,8 @@ use shaders::params::Params;
 mod coop;
 
 /// Batched GEMMs with at least this many 128 x 128 tiles use the large tile (enough workgroups
-/// to fill a big GPU several times over); smaller ones use 64 x 64 tiles for parallelism.
+/// to fill a big GPU several times over); smaller ones use 64 x 64 tiles for parallelism. The
+/// cooperative kernel's 128 x 256 tile needs as many tiles of its own size.
 const LARGE_TILE_MIN_TILES: usize = 256;
 /// More dispatches than this for one node means absurd sizes: refuse rather than record them.
 const MAX_SPLIT_DISPATCHES: usize = 4096;
@@ -173,9 +174,9 @@ fn gemm(b: &mut Lower<'_>, g: &Gemm, epi: Epilogue, out: &Operand) -> Result<()>
     let tile = |t: u32| usize::try_from(t).unwrap_or(usize::MAX).max(1);
     let blocks = [g.n.div_ceil(tile(bn)), g.m.div_ceil(tile(bm))];
     let workgroups = try_numel(&[blocks[0], blocks[1], batch])?;
-    let auto = tiled::forced_split(&b.caps().tuning, variant, g.k, out_numel)
+    let (nsplit, kc) = tiled::forced_split(&b.caps().tuning, variant, g.k, out_numel)
+        .or_else(|| coop::forced_split(b.caps(), variant, g.k, out_numel))
         .unwrap_or_else(|| choose_split(variant, g.k, workgroups, out_numel));
-    let (nsplit, kc) = coop::adjust_split(b.caps(), variant, g.k, auto);
     check_headroom(g, nsplit, kc)?;
     // Split-K: the product kernel writes partial sums to scratch and the reduction finishes.
     let (product_out, product_dtype, product_epi) = if nsplit > 1 {
@@ -304,7 +305,9 @@ fn choose_variant(caps: &DeviceCaps, g: &Gemm, batch: usize) -> Result<Variant> 
     }
     let large_tiles = g.m.div_ceil(128).saturating_mul(g.n.div_ceil(128)).saturating_mul(batch);
     let large = g.m >= 128 && g.n >= 128 && large_tiles >= LARGE_TILE_MIN_TILES;
-    if let Some(v) = coop::coop_variant(caps, g, large) {
+    let huge_tiles = g.m.div_ceil(128).saturating_mul(g.n.div_ceil(256)).saturating_mul(batch);
+    let huge = large && g.n >= 256 && huge_tiles >= LARGE_TILE_MIN_TILES;
+    if let Some(v) = coop::coop_variant(caps, g, coop::Size { large, huge }) {
         return Ok(v);
     }
     tiled::tiled_variant(caps, g, batch, large)
@@ -317,7 +320,8 @@ fn choose_split(variant: Variant, k: usize, workgroups: usize, out_numel: usize)
         Variant::Skinny { .. } => (SKINNY_TARGET_WORKGROUPS, SKINNY_MIN_CHUNK),
         Variant::Gemv(_) if workgroups >= GEMV_SPLIT_WORKGROUPS => return (1, k),
         Variant::Gemv(_) => (GEMV_SPLIT_WORKGROUPS, GEMV_MIN_CHUNK),
-        Variant::Tiled(_) | Variant::Coop(_) | Variant::CoopVec(_) => (TILED_TARGET_WORKGROUPS, TILED_MIN_CHUNK),
+        Variant::Tiled(_) => (TILED_TARGET_WORKGROUPS, TILED_MIN_CHUNK),
+        Variant::Coop(_) | Variant::CoopVec(_) => (coop::SPLIT_WORKGROUPS, coop::SPLIT_MIN_CHUNK),
         Variant::TiledVec(_) => (tiled::VEC_SPLIT_WORKGROUPS, tiled::VEC_MIN_CHUNK),
     };
     let by_k = k / min_chunk;

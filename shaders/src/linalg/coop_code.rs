@@ -1,5 +1,5 @@
-//! Straight-line code of the cooperative-matrix kernels: `linalg_coop.wgsl`,
-//! `linalg_coop_vec.wgsl`, `linalg_coop_word.wgsl` and `linalg_coop_direct.wgsl`.
+//! Straight-line code of the cooperative-matrix kernels: `linalg_coop.wgsl` and
+//! `linalg_coop_vec.wgsl`.
 
 use super::*;
 
@@ -8,20 +8,17 @@ use super::*;
 pub(super) enum Staging {
     /// Element pairs through the operand strides (`linalg_coop.wgsl`).
     Pairs,
-    /// 8-half vectors staged half by half into f16 tiles (`linalg_coop_vec.wgsl`).
+    /// 16-byte loads of 8 elements staged element by element, as f16, into f16 tiles
+    /// (`linalg_coop_vec.wgsl`).
     Cvt,
-    /// 8-element groups staged as 4 words into u32 tiles (`linalg_coop_word.wgsl`).
-    Word,
-    /// Fragments loaded from the operands (`linalg_coop_direct.wgsl`).
-    Direct,
 }
 
 /// The per-invocation straight-line code of a cooperative-matrix kernel. Names: `ca{r}`/`cb{r}`
-/// tile coordinates of the first element of the r-th staged unit (pair, vector or 8-element
-/// group), `ia{r}`/`ib{r}` its workgroup index, `pa{r}`/`pb{r}` the unit's prefetched bits,
-/// `oa{r}`/`ob{r}` whether a vector or group lies in the operand, `c{i}_{j}` the accumulator
+/// tile coordinates of the first element of the r-th staged unit (pair or 8-element group),
+/// `ia{r}`/`ib{r}` its workgroup index, `pa{r}`/`pb{r}` the unit's prefetched elements (`RAW8`
+/// for groups), `oa{r}`/`ob{r}` whether a group lies in the operand, `c{i}_{j}` the accumulator
 /// fragment of fragment row i, column j of the subgroup's block. Staged tiles are read at the
-/// current buffer's offsets `abuf`/`bbuf` (vectors and groups).
+/// current buffer's offsets `abuf`/`bbuf` (groups).
 pub(super) struct CoopCode {
     t: CoopTile,
     staging: Staging,
@@ -38,8 +35,7 @@ impl CoopCode {
         let nt = t.threads().max(1);
         let per = match staging {
             Staging::Pairs => 2,
-            Staging::Cvt | Staging::Word => 8,
-            Staging::Direct => 0,
+            Staging::Cvt => 8,
         };
         let units = |rows: u32| (rows * bk).checked_div(per).map_or(0, |u| u / nt);
         CoopCode { t, staging, bk, la: units(tm), lb: units(tn) }
@@ -48,16 +44,14 @@ impl CoopCode {
     pub(super) fn decls(&self) -> String {
         let nt = self.t.threads();
         let mut out = String::new();
-        // Word tiles hold two halves per index.
-        let div = if self.staging == Staging::Word { " / 2u" } else { "" };
         for (x, n) in [("a", self.la), ("b", self.lb)] {
             for r in 0..n {
                 out += &format!("    let c{x}{r} = {x}_coord(li + {}u);\n", nt * r);
                 let s = if x == "a" { "SA" } else { "SB" };
-                out += &format!("    let i{x}{r} = c{x}{r}.x * {s} + c{x}{r}.y{div};\n");
+                out += &format!("    let i{x}{r} = c{x}{r}.x * {s} + c{x}{r}.y;\n");
                 out += &match self.staging {
                     Staging::Pairs => format!("    var p{x}{r} = 0u;\n"),
-                    _ => format!("    var p{x}{r} = vec4<u32>(0u);\n    var o{x}{r} = false;\n"),
+                    Staging::Cvt => format!("    var p{x}{r} = RAW8();\n    var o{x}{r} = false;\n"),
                 };
             }
         }
@@ -79,11 +73,9 @@ impl CoopCode {
                     Staging::Pairs => format!(
                         "        p{x}{r} = pair_{x}({index}, index_{x}({base}, {at}, k0, kend, c{x}{r} + {x}_next()));\n"
                     ),
-                    Staging::Cvt => format!("        p{x}{r} = {x}[{index}];\n"),
-                    Staging::Word => format!("        p{x}{r} = load8_{x}({index});\n"),
-                    Staging::Direct => String::new(),
+                    Staging::Cvt => format!("        p{x}{r} = load8_{x}({index});\n"),
                 };
-                if matches!(self.staging, Staging::Cvt | Staging::Word) {
+                if self.staging == Staging::Cvt {
                     out += &format!("        o{x}{r} = inside_{x}({at}, k0, kend, c{x}{r});\n");
                 }
             }
@@ -97,7 +89,7 @@ impl CoopCode {
             for r in 0..n {
                 out += &match self.staging {
                     Staging::Pairs => format!("        stage_{x}(i{x}{r}, s{x}_step, p{x}{r});\n"),
-                    _ => format!("        stage_{x}({x}buf + i{x}{r}, p{x}{r}, o{x}{r});\n"),
+                    Staging::Cvt => format!("        stage_{x}({x}buf + i{x}{r}, p{x}{r}, o{x}{r});\n"),
                 };
             }
         }
@@ -117,14 +109,6 @@ impl CoopCode {
             Staging::Cvt => (
                 format!("coopLoadT<FragA>(&sa[abuf + (wr + {ro}u) * SA + {ko}u], SA)"),
                 format!("coopLoadT<FragB>(&sb[bbuf + {ko}u * SB + wc + {co}u], SB)"),
-            ),
-            Staging::Word => (
-                format!("coopLoadT<FragA>(&sa[abuf + (wr + {ro}u) * SA + {}u], SA)", ko / 2),
-                format!("coopLoadT<FragB>(&sb[bbuf + {ko}u * SB + (wc + {co}u) / 2u], SB)"),
-            ),
-            Staging::Direct => (
-                format!("coopLoadT<FragA>(&a[abase + {ro}u * p.a_rs + k0 + {ko}u], p.a_rs)"),
-                format!("coopLoadT<FragB>(&b[bbase + (k0 + {ko}u) * p.b_rs + {co}u], p.b_rs)"),
             ),
         }
     }

@@ -3,10 +3,9 @@
 //!   its F32 form with 16-byte loads and double-buffered tiles for operands whose vectorised
 //!   axis is contiguous (`linalg_tiled_vec.wgsl`, 64 or 128 rows by 64 or 128 columns);
 //! - the tensor-core product for F16 (`linalg_coop.wgsl`): f16 cooperative matrices with f32
-//!   accumulators, on devices that have them, and its vector-load, double-buffered forms for
-//!   operands stored in whole 16-byte rows (`linalg_coop_vec.wgsl`, `linalg_coop_word.wgsl`,
-//!   which also rounds F32/BF16 operands to f16 under the reduced-precision option, and
-//!   `linalg_coop_direct.wgsl`, which loads fragments straight from the operands);
+//!   accumulators, on devices that have them, and its vector-load, double-buffered form for
+//!   operands stored in whole 16-byte rows (`linalg_coop_vec.wgsl`, which also rounds F32/BF16
+//!   operands to f16 under the reduced-precision option);
 //! - the skinny product for few rows (`linalg_skinny.wgsl`: batch-1 layers, GEMV), and its wide
 //!   form reading an aligned N-contiguous B as 16-byte vectors (`linalg_gemv.wgsl`);
 //! - the split-K reduction (`linalg_splitk.wgsl`) that adds the f32/f64 partial sums the product
@@ -118,10 +117,6 @@ pub const TILED_VEC: &str = include_str!("../wgsl/linalg_tiled_vec.wgsl");
 pub const COOP: &str = include_str!("../wgsl/linalg_coop.wgsl");
 /// The cooperative-matrix product template with vector loads and double-buffered tiles.
 pub const COOP_VEC: &str = include_str!("../wgsl/linalg_coop_vec.wgsl");
-/// The cooperative-matrix product template staging f16 pairs as words (no per-half conversion).
-pub const COOP_WORD: &str = include_str!("../wgsl/linalg_coop_word.wgsl");
-/// The cooperative-matrix product template loading fragments straight from the operands.
-pub const COOP_DIRECT: &str = include_str!("../wgsl/linalg_coop_direct.wgsl");
 /// The skinny (few rows) product template.
 pub const SKINNY: &str = include_str!("../wgsl/linalg_skinny.wgsl");
 /// The wide skinny (GEMV) product template: vector loads of an N-contiguous B.
@@ -359,10 +354,9 @@ pub enum Variant {
     TiledVec(VecTile),
     /// The cooperative-matrix kernel (F16 only).
     Coop(CoopTile),
-    /// The cooperative-matrix kernels with vector loads (`linalg_coop_vec.wgsl`,
-    /// `linalg_coop_word.wgsl`, `linalg_coop_direct.wgsl`; see [`CoopStage`]): for a K-contiguous A
-    /// and an N-contiguous B of whole 16-byte rows. F16, and F32/BF16 rounded to f16 by the word
-    /// staging (the reduced-precision option).
+    /// The cooperative-matrix kernel with vector loads (`linalg_coop_vec.wgsl`): for a
+    /// K-contiguous A and an N-contiguous B of whole 16-byte rows. F16, and F32/BF16 rounded to
+    /// f16 while staged (the reduced-precision option).
     CoopVec(CoopVecTile),
     /// The skinny kernel; `nfast` when B is read along columns (N-contiguous B), else along K.
     Skinny {
@@ -375,22 +369,9 @@ pub enum Variant {
     Gemv(GemvTile),
 }
 
-/// How the vector-load cooperative-matrix kernel gets its operands into fragments.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum CoopStage {
-    /// 16-byte loads staged half by half into f16 workgroup tiles (`linalg_coop_vec.wgsl`;
-    /// each half goes through f32, as naga has no `u32` -> `vec2<f16>` bitcast).
-    Cvt,
-    /// 16-byte loads staged as 4 words into u32 workgroup tiles, fragments loaded from the words
-    /// (`linalg_coop_word.wgsl`); F32 and BF16 operands are rounded to f16 pairs here (the
-    /// reduced-precision option).
-    Word,
-    /// Fragments loaded straight from the operands, no workgroup tiles
-    /// (`linalg_coop_direct.wgsl`; F16, whole tiles only).
-    Direct,
-}
-
-/// The vector-load cooperative-matrix kernel's tile and staging.
+/// The vector-load cooperative-matrix kernel's tile, K step and buffering. Operands are loaded
+/// as 16-byte vectors and staged element by element, converted to f16, into f16 workgroup tiles
+/// (F16 halves go through f32, as naga has no `u32` -> `vec2<f16>` bitcast).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct CoopVecTile {
     /// Fragments, subgroups and output tile.
@@ -399,14 +380,12 @@ pub struct CoopVecTile {
     pub double_buffer: bool,
     /// K step (32 or 64).
     pub bk: u32,
-    /// How operands reach the fragments.
-    pub stage: CoopStage,
 }
 
 impl CoopVecTile {
-    /// The staged, double-buffered kernel of [`CoopStage::Cvt`] with K step [`COOP_BK`].
+    /// The kernel of `tile` with K step [`COOP_BK`], double-buffered or not.
     pub fn cvt(tile: CoopTile, double_buffer: bool) -> CoopVecTile {
-        CoopVecTile { tile, double_buffer, bk: COOP_BK, stage: CoopStage::Cvt }
+        CoopVecTile { tile, double_buffer, bk: COOP_BK }
     }
 
     /// Staged K slices.
@@ -420,23 +399,14 @@ impl CoopVecTile {
 
     /// Bytes of workgroup memory the kernel declares.
     pub fn workgroup_bytes(self) -> u64 {
-        match self.stage {
-            CoopStage::Direct => {
-                let (wm, wn, _, _) = self.tile.grid();
-                self.tile.epilogue_bytes(wm * wn)
-            }
-            CoopStage::Cvt | CoopStage::Word => self.tile.staged_bytes(self.bk, self.nbuf()),
-        }
+        self.tile.staged_bytes(self.bk, self.nbuf())
     }
 
-    /// Whether the kernel can be rendered for operands of dtype `d`: F16, or F32/BF16 staged as
-    /// words (the reduced-precision option).
-    fn renderable(self, d: DType) -> bool {
-        let dtype_ok = match self.stage {
-            CoopStage::Word => matches!(d, DType::F16 | DType::F32 | DType::BF16),
-            CoopStage::Cvt | CoopStage::Direct => d == DType::F16,
-        };
-        dtype_ok && self.tile.vec_renderable(self.bk)
+    /// Whether the kernel can be rendered for operands of dtype `d`: F16, or F32/BF16 rounded
+    /// to f16 while staged (the reduced-precision option), and a K step of whole fragments that
+    /// every invocation stages in whole 8-element groups.
+    pub fn renderable(self, d: DType) -> bool {
+        cvt8(d).is_some() && self.tile.vec_renderable(self.bk)
     }
 }
 
@@ -651,12 +621,7 @@ pub fn module(d: DType, out: DType, variant: Variant, epi: Epilogue) -> Option<R
             if !v.renderable(d) {
                 return None;
             }
-            let staging = match v.stage {
-                CoopStage::Cvt => Staging::Cvt,
-                CoopStage::Word => Staging::Word,
-                CoopStage::Direct => Staging::Direct,
-            };
-            coop_module(d, out, epi, v, staging)
+            coop_module(d, out, epi, v, Staging::Cvt)
         }
         Variant::Skinny { nfast } => {
             let raw = raw_access(d);
@@ -704,84 +669,84 @@ fn coop_module(
         ("BK", num(v.bk)),
         ("SG", num(t.subgroup)),
         ("DECLS", code.decls()),
+        ("LOAD", code.load()),
+        ("STAGE", code.stage()),
         ("COMPUTE", code.compute()),
         ("STORE", code.store()),
     ];
-    if staging != Staging::Direct {
-        slots.extend([("LOAD", code.load()), ("STAGE", code.stage())]);
-    }
-    if matches!(staging, Staging::Cvt | Staging::Word) {
-        slots.push(("NBUF", num(v.nbuf())));
-    }
-    if staging == Staging::Word {
-        slots.push(("LOAD8", load8(d)?.to_string()));
+    if staging == Staging::Cvt {
+        let (raw8, load8, halves) = cvt8(d)?;
+        slots.extend([
+            ("NBUF", num(v.nbuf())),
+            ("RAW8", raw8.to_string()),
+            ("LOAD8", load8.to_string()),
+            ("HALVES", halves.to_string()),
+        ]);
     }
     let slots: Vec<(&str, &str)> = slots.iter().map(|(k, v)| (*k, v.as_str())).collect();
     let prelude = "enable f16;\nenable wgpu_cooperative_matrix;\n";
     let (template, inputs) = match staging {
         Staging::Pairs => (COOP, [("a", d), ("b", d)]),
-        // A and B are declared by these templates themselves.
+        // A and B are declared by this template itself.
         Staging::Cvt => (COOP_VEC, [("", d), ("", d)]),
-        Staging::Word => (COOP_WORD, [("", d), ("", d)]),
-        Staging::Direct => (COOP_DIRECT, [("", d), ("", d)]),
     };
     assemble(prelude, d, out, &inputs, epi, template, &slots)
 }
 
-/// `load8_a(e)` and `load8_b(e)` of `linalg_coop_word.wgsl` for operands of dtype `d`: the 8
-/// elements from element index e (a multiple of 8) as 4 words of f16 pairs. F16 is one 16-byte
-/// load as it is; F32 (two loads) and BF16 (one) are rounded to f16 by `pack2x16float`, which
-/// overflows beyond ±65504 and loses all but 11 significant bits (the reduced-precision option).
-fn load8(d: DType) -> Option<&'static str> {
+/// `RAW8`, `LOAD8` and `HALVES` of `linalg_coop_vec.wgsl` for operands of dtype `d`: the
+/// register type of 8 consecutive elements, `load8_a(i)`/`load8_b(i)` (the i-th group of 8 with
+/// the 16-byte loads the dtype allows: one for F16 and BF16, two for F32) and the statements
+/// that turn group `w` into the f16 pairs `h0` .. `h3` (zeros unless `keep`). F16 is exact (the
+/// f16 -> f32 -> f16 round trip); F32 and BF16 are rounded to f16, which overflows beyond
+/// ±65504 and keeps 11 significant bits (the reduced-precision option). `None` for other dtypes.
+fn cvt8(d: DType) -> Option<(&'static str, &'static str, &'static str)> {
     match d {
-        DType::F16 => Some(LOAD8_F16),
-        DType::F32 => Some(LOAD8_F32),
-        DType::BF16 => Some(LOAD8_BF16),
+        DType::F16 => Some(("vec4<u32>", LOAD8_ONE, HALVES_F16)),
+        DType::BF16 => Some(("vec4<u32>", LOAD8_ONE, HALVES_BF16)),
+        DType::F32 => Some(("array<vec4<u32>, 2>", LOAD8_F32, HALVES_F32)),
         _ => None,
     }
 }
 
-const LOAD8_F16: &str = "fn load8_a(e: u32) -> vec4<u32> {
-    return a[e / 8u];
+const LOAD8_ONE: &str = "fn load8_a(i: u32) -> RAW8 {
+    return a[i];
 }
 
-fn load8_b(e: u32) -> vec4<u32> {
-    return b[e / 8u];
+fn load8_b(i: u32) -> RAW8 {
+    return b[i];
 }
 ";
 
-const LOAD8_F32: &str = "fn pack8(lo: vec4<u32>, hi: vec4<u32>) -> vec4<u32> {
-    let l = bitcast<vec4<f32>>(lo);
-    let h = bitcast<vec4<f32>>(hi);
-    return vec4<u32>(pack2x16float(l.xy), pack2x16float(l.zw), pack2x16float(h.xy), pack2x16float(h.zw));
+const LOAD8_F32: &str = "fn load8_a(i: u32) -> RAW8 {
+    return RAW8(a[2u * i], a[2u * i + 1u]);
 }
 
-fn load8_a(e: u32) -> vec4<u32> {
-    return pack8(a[e / 4u], a[e / 4u + 1u]);
-}
-
-fn load8_b(e: u32) -> vec4<u32> {
-    return pack8(b[e / 4u], b[e / 4u + 1u]);
+fn load8_b(i: u32) -> RAW8 {
+    return RAW8(b[2u * i], b[2u * i + 1u]);
 }
 ";
 
-const LOAD8_BF16: &str = "// Two bf16 (low, high half of w) as one word of two f16.
-fn bf16_pair_to_f16(w: u32) -> u32 {
-    return pack2x16float(vec2<f32>(bitcast<f32>(w << 16u), bitcast<f32>(w & 0xffff0000u)));
-}
+const HALVES_F16: &str = "    let v = select(vec4<u32>(0u), w, keep);
+    let h0 = vec2<f16>(unpack2x16float(v.x));
+    let h1 = vec2<f16>(unpack2x16float(v.y));
+    let h2 = vec2<f16>(unpack2x16float(v.z));
+    let h3 = vec2<f16>(unpack2x16float(v.w));";
 
-fn pack8(w: vec4<u32>) -> vec4<u32> {
-    return vec4<u32>(bf16_pair_to_f16(w.x), bf16_pair_to_f16(w.y), bf16_pair_to_f16(w.z), bf16_pair_to_f16(w.w));
-}
+// A word holds two bf16: the low one is element 2i, the high one 2i + 1.
+const HALVES_BF16: &str = "    let v = select(vec4<u32>(0u), w, keep);
+    let lo = bitcast<vec4<f32>>(v << vec4<u32>(16u));
+    let hi = bitcast<vec4<f32>>(v & vec4<u32>(0xffff0000u));
+    let h0 = vec2<f16>(vec2<f32>(lo.x, hi.x));
+    let h1 = vec2<f16>(vec2<f32>(lo.y, hi.y));
+    let h2 = vec2<f16>(vec2<f32>(lo.z, hi.z));
+    let h3 = vec2<f16>(vec2<f32>(lo.w, hi.w));";
 
-fn load8_a(e: u32) -> vec4<u32> {
-    return pack8(a[e / 8u]);
-}
-
-fn load8_b(e: u32) -> vec4<u32> {
-    return pack8(b[e / 8u]);
-}
-";
+const HALVES_F32: &str = "    let l = vec4<f16>(select(vec4<f32>(0.0), bitcast<vec4<f32>>(w[0]), keep));
+    let u = vec4<f16>(select(vec4<f32>(0.0), bitcast<vec4<f32>>(w[1]), keep));
+    let h0 = l.xy;
+    let h1 = l.zw;
+    let h2 = u.xy;
+    let h3 = u.zw;";
 
 /// The vector-load tiled kernel (see [`module`]): F32 only, and only renderable tiles.
 fn tiled_vec_module(d: DType, out: DType, t: VecTile, epi: Epilogue) -> Option<Result<String, String>> {

@@ -2,7 +2,7 @@
 
 use super::*;
 use shaders::linalg::GemvTile;
-use shaders::linalg::{CoopShape, CoopStage, CoopTile, CoopVecTile};
+use shaders::linalg::{CoopShape, CoopTile, CoopVecTile};
 use wgpu::wgt::{CooperativeMatrixProperties, CooperativeScalarType};
 
 fn plan(ld: &[usize], rd: &[usize], at: &DotGeneralAttrs) -> DotPlan {
@@ -142,8 +142,9 @@ fn f16_uses_the_largest_reported_f16_f32_square_fragment() {
     use CooperativeScalarType::{F16, F32};
     let caps = coop_caps(vec![coop_config(8, F16, F32), coop_config(16, F16, F32), coop_config(16, F16, F16)]);
     let big = choose_variant(&caps, &gemm_of(DType::F16, 4096, 4096, 4096), 1).unwrap();
-    let big_tile = CoopTile { frag: 16, subgroup: 32, shape: CoopShape::Large };
-    assert_eq!(big, Variant::CoopVec(CoopVecTile::cvt(big_tile, true)));
+    // 4096³: 128 x 256 tiles, single-buffered (two buffers exceed 48 KiB).
+    let big_tile = CoopTile { frag: 16, subgroup: 32, shape: CoopShape::Huge };
+    assert_eq!(big, Variant::CoopVec(CoopVecTile::cvt(big_tile, false)));
     let ragged = choose_variant(&caps, &gemm_of(DType::F16, 37, 45, 19), 1).unwrap();
     assert_eq!(ragged, Variant::Coop(CoopTile { frag: 16, subgroup: 32, shape: CoopShape::Small }));
     // Few rows stay on the skinny kernel; other dtypes on the tiled one.
@@ -190,8 +191,9 @@ fn f16_vector_loads_only_for_whole_aligned_vectors() {
     let caps = coop_caps(vec![coop_config(16, F16, F32)]);
     let pick = |g: &Gemm| choose_variant(&caps, g, 1).unwrap();
     let large = CoopTile { frag: 16, subgroup: 32, shape: CoopShape::Large };
+    // 2048³: too few 128 x 256 tiles; 128 x 128 with K step 64 in one buffer.
     let g = gemm_of(DType::F16, 2048, 2048, 2048);
-    assert_eq!(pick(&g), Variant::CoopVec(CoopVecTile::cvt(large, true)));
+    assert_eq!(pick(&g), Variant::CoopVec(CoopVecTile { tile: large, double_buffer: false, bk: 64 }));
     // K or N not a multiple of 8, a transposed operand, a strided or unaligned batch, or a
     // window that is not whole vectors: element pairs.
     assert_eq!(pick(&gemm_of(DType::F16, 2048, 2048, 2044)), Variant::Coop(large));
@@ -287,12 +289,12 @@ fn f16_matmul_lowers_to_trusted_cooperative_kernels() {
     let vec = lower_f16_matmul(&caps, 40, 48, 24);
     assert!(uses_coop(&vec) && is_vec(&vec));
     assert!(shaders::is_trusted(&vec[vec.len() - 1].source));
-    let vec_split = lower_f16_matmul(&caps, 65, 64, 1032);
+    let vec_split = lower_f16_matmul(&caps, 65, 64, 4096);
     assert!(is_vec(&vec_split) && vec_split.iter().any(|k| k.source.contains("ld_part")));
     let product = plain.iter().find(|k| k.source.contains("coopMultiplyAdd")).unwrap();
     assert!(shaders::is_trusted(&product.source));
     // Few tiles and a long K: split-K partial sums, then the trusted reduction.
-    let split = lower_f16_matmul(&caps, 65, 65, 1030);
+    let split = lower_f16_matmul(&caps, 65, 65, 4094);
     assert!(uses_coop(&split));
     assert!(split.iter().any(|k| k.source.contains("ld_part")));
     // Without cooperative matrices (lavapipe): the tiled kernel.
@@ -305,7 +307,7 @@ fn h200_caps() -> DeviceCaps {
 }
 
 #[test]
-fn coop_overrides_pick_tiles_stagings_and_k_steps_where_they_apply() {
+fn coop_defaults_and_overrides_pick_tiles_k_steps_and_buffers_where_they_fit() {
     let with = |pairs: &[&str]| {
         let mut caps = h200_caps();
         for p in pairs {
@@ -316,51 +318,63 @@ fn coop_overrides_pick_tiles_stagings_and_k_steps_where_they_apply() {
     let tile = |shape| CoopTile { frag: 16, subgroup: 32, shape };
     let big = gemm_of(DType::F16, 4096, 4096, 4096);
     let pick = |caps: &DeviceCaps, g: &Gemm| choose_variant(caps, g, 1).unwrap();
-    let vec =
-        |shape, double_buffer, bk, stage| Variant::CoopVec(CoopVecTile { tile: tile(shape), double_buffer, bk, stage });
-    assert_eq!(pick(&with(&["coop.tile=wide"]), &big), vec(CoopShape::Wide, true, 32, CoopStage::Cvt));
-    assert_eq!(pick(&with(&["coop.stage=word"]), &big), vec(CoopShape::Large, true, 32, CoopStage::Word));
-    assert_eq!(
-        pick(&with(&["coop.tile=huge", "coop.stage=direct", "coop.bk=64"]), &big),
-        vec(CoopShape::Huge, false, 64, CoopStage::Direct)
-    );
-    // K step 64 double-buffered does not fit 48 KiB with 128 x 128 tiles: one buffer.
-    assert_eq!(pick(&with(&["coop.bk=64"]), &big), vec(CoopShape::Large, false, 64, CoopStage::Cvt));
-    assert_eq!(pick(&with(&["coop.buffers=1"]), &big), vec(CoopShape::Large, false, 32, CoopStage::Cvt));
-    // Huge tiles staged twice do not fit either: the automatic tile.
-    assert_eq!(pick(&with(&["coop.tile=huge"]), &big), vec(CoopShape::Huge, false, 32, CoopStage::Cvt));
-    // Direct loads only for whole tiles: 4000 rows keep the staged kernel.
-    let ragged = gemm_of(DType::F16, 4000, 4096, 4096);
-    assert_eq!(pick(&with(&["coop.stage=direct"]), &ragged), vec(CoopShape::Large, true, 32, CoopStage::Cvt));
+    let vec = |shape, double_buffer, bk| Variant::CoopVec(CoopVecTile { tile: tile(shape), double_buffer, bk });
+    // Default: 128 x 256, K step 32, one buffer (two exceed 48 KiB).
+    assert_eq!(pick(&h200_caps(), &big), vec(CoopShape::Huge, false, 32));
+    assert_eq!(pick(&with(&["coop.tile=large"]), &big), vec(CoopShape::Large, true, 32));
+    assert_eq!(pick(&with(&["coop.tile=wide"]), &big), vec(CoopShape::Wide, true, 32));
+    // K step 64: 128 x 256 does not fit even single-buffered, 128 x 128 single-buffered does.
+    assert_eq!(pick(&with(&["coop.bk=64"]), &big), vec(CoopShape::Large, false, 64));
+    // Both forced but together too big: the automatic choice (here the forced tile's).
+    assert_eq!(pick(&with(&["coop.tile=huge", "coop.bk=64"]), &big), vec(CoopShape::Huge, false, 32));
+    assert_eq!(pick(&with(&["coop.tile=large", "coop.buffers=1"]), &big), vec(CoopShape::Large, false, 32));
+    // Two buffers where they do not fit: one.
+    assert_eq!(pick(&with(&["coop.buffers=2"]), &big), vec(CoopShape::Huge, false, 32));
+    // A device with 64 KiB of workgroup memory double-buffers the 128 x 256 tile.
+    let mut roomy = h200_caps();
+    roomy.limits.max_compute_workgroup_storage_size = 65536;
+    assert_eq!(pick(&roomy, &big), vec(CoopShape::Huge, true, 32));
+    // 128 invocations at most: neither 128 x 256 nor 128 x 128 (8 subgroups), the small tile.
+    let mut few = h200_caps();
+    few.limits.max_compute_invocations_per_workgroup = 128;
+    assert_eq!(pick(&few, &big), vec(CoopShape::Small, true, 32));
     // The element-pair kernel on request; a layout without vectors ignores the staging.
     assert_eq!(pick(&with(&["coop.stage=pairs"]), &big), Variant::Coop(tile(CoopShape::Large)));
+    assert_eq!(pick(&with(&["coop.stage=cvt"]), &big), vec(CoopShape::Huge, false, 32));
     let odd = gemm_of(DType::F16, 4096, 4096, 4090);
-    assert_eq!(pick(&with(&["coop.stage=word"]), &odd), Variant::Coop(tile(CoopShape::Large)));
-    // A small tile for a 1024^3 product.
+    assert_eq!(pick(&with(&["coop.stage=cvt"]), &odd), Variant::Coop(tile(CoopShape::Large)));
+    // 1024³: the small tile, double-buffered.
     let mid = gemm_of(DType::F16, 1024, 1024, 1024);
-    assert_eq!(pick(&with(&["coop.tile=mid"]), &mid), vec(CoopShape::Mid, true, 32, CoopStage::Cvt));
+    assert_eq!(pick(&h200_caps(), &mid), vec(CoopShape::Small, true, 32));
+    assert_eq!(pick(&with(&["coop.tile=mid"]), &mid), vec(CoopShape::Mid, true, 32));
 }
 
 #[test]
-fn coop_split_override_and_direct_split_ranges() {
+fn coop_splits_k_only_for_few_workgroups_and_long_k() {
     let mut caps = h200_caps();
-    let v = choose_variant(&caps, &gemm_of(DType::F16, 1024, 1024, 1024), 1).unwrap();
-    // 64 tiles of 128 x 128: two splits by default, none with coop.split=1.
-    assert_eq!(coop::adjust_split(&caps, v, 1024, choose_split(v, 1024, 64, 1 << 20)), (2, 512));
+    let split = |caps: &DeviceCaps, m: usize, n: usize, k: usize| {
+        let g = gemm_of(DType::F16, m, n, k);
+        let v = choose_variant(caps, &g, 1).unwrap();
+        let (bm, bn) = v.block(DType::F16);
+        let wgs = m.div_ceil(bm as usize) * n.div_ceil(bn as usize);
+        coop::forced_split(caps, v, k, m * n).unwrap_or_else(|| choose_split(v, k, wgs, m * n))
+    };
+    // 1024³: 256 workgroups of 64 x 64, no split.
+    assert_eq!(split(&caps, 1024, 1024, 1024), (1, 1024));
+    // 512 x 512 x 8192: 64 workgroups, two splits; a short K none.
+    assert_eq!(split(&caps, 512, 512, 8192), (2, 4096));
+    assert_eq!(split(&caps, 512, 512, 1536), (1, 1536));
+    // coop.split forces the count, in ranges of whole 16 k.
     caps.tuning.set_pair("coop.split=1").unwrap();
-    assert_eq!(coop::adjust_split(&caps, v, 1024, choose_split(v, 1024, 64, 1 << 20)), (1, 1024));
-    // Direct loads: every split a whole number of K steps.
-    let direct = Variant::CoopVec(CoopVecTile {
-        tile: CoopTile { frag: 16, subgroup: 32, shape: CoopShape::Large },
-        double_buffer: false,
-        bk: 64,
-        stage: CoopStage::Direct,
-    });
-    let (s, kc) = coop::adjust_split(&h200_caps(), direct, 1088, (3, 368));
-    assert!(kc % 64 == 0 && s * kc >= 1088 && (s - 1) * kc < 1088, "{s} x {kc}");
-    // Other variants keep their split.
-    let tiled = Variant::Tiled(Tile::Small);
-    assert_eq!(coop::adjust_split(&caps, tiled, 1030, (2, 528)), (2, 528));
+    assert_eq!(split(&caps, 512, 512, 8192), (1, 8192));
+    caps.tuning.set_pair("coop.split=2").unwrap();
+    assert_eq!(split(&caps, 1024, 1024, 1024), (2, 512));
+    caps.tuning.set_pair("coop.split=3").unwrap();
+    let (s, kc) = split(&caps, 65, 64, 4104);
+    assert!(kc % 16 == 0 && s * kc >= 4104 && (s - 1) * kc < 4104, "{s} x {kc}");
+    assert_eq!(split(&caps, 64, 64, 24), (2, 16));
+    // Other variants ignore it.
+    assert_eq!(coop::forced_split(&caps, Variant::Tiled(Tile::Small), 1030, 4096), None);
 }
 
 #[test]
@@ -373,13 +387,16 @@ fn reduced_precision_is_explicit_and_only_where_tensor_cores_and_vectors_exist()
     assert!(matches!(choose_variant(&exact, &gb, 1).unwrap(), Variant::Tiled(_) | Variant::TiledVec(_)));
     let mut reduced = h200_caps();
     reduced.matmul_precision = crate::MatmulPrecision::F16;
-    let word = |v: Variant| matches!(v, Variant::CoopVec(c) if c.stage == CoopStage::Word);
-    assert!(word(choose_variant(&reduced, &g32, 1).unwrap()));
-    assert!(word(choose_variant(&reduced, &gb, 1).unwrap()));
-    // Even a forced staging keeps the word staging, the only one that rounds.
+    let vec = |v: Variant| matches!(v, Variant::CoopVec(_));
+    assert!(vec(choose_variant(&reduced, &g32, 1).unwrap()));
+    assert!(vec(choose_variant(&reduced, &gb, 1).unwrap()));
+    // The F16 defaults apply: 128 x 256 tiles for 4096³.
+    let big = choose_variant(&reduced, &gemm_of(DType::F32, 4096, 4096, 4096), 1).unwrap();
+    assert_eq!(big, choose_variant(&reduced, &gemm_of(DType::F16, 4096, 4096, 4096), 1).unwrap());
+    // Even the forced element-pair staging keeps the vector kernel, the only one that rounds.
     let mut forced = reduced.clone();
-    forced.tuning.set_pair("coop.stage=direct").unwrap();
-    assert!(word(choose_variant(&forced, &g32, 1).unwrap()));
+    forced.tuning.set_pair("coop.stage=pairs").unwrap();
+    assert!(vec(choose_variant(&forced, &g32, 1).unwrap()));
     // Transposed operands, F64, F16 (unchanged), no tensor cores: as without the option.
     let mut t = gemm_of(DType::F32, 512, 512, 512);
     (t.b.rs, t.b.cs) = (1, 512);

@@ -44,6 +44,9 @@ pub(super) fn gemv_tile(caps: &DeviceCaps, g: &Gemm, batch: usize) -> Option<Gem
     let target = tune.gemv_workgroups.and_then(|t| usize::try_from(t).ok()).unwrap_or(auto_target);
     let ct = match tune.gemv_ct.and_then(|c| usize::try_from(c).ok()) {
         Some(c) if c.is_power_of_two() && c <= GEMV_MAX_CT => c,
+        // Packed outputs: at least a pair of columns, which the kernel stores as whole words
+        // without a zeroing dispatch (several microseconds of fixed GPU time).
+        _ if kdot && g.dtype != DType::F32 => columns_per_workgroup(units, others, k_steps, target)?.max(2),
         _ => columns_per_workgroup(units, others, k_steps, target)?,
     };
     let default = GemvTile::new(u32::try_from(ct).ok()?, u32::try_from(rows).ok()?);
@@ -186,6 +189,9 @@ mod tests {
         let t = gemv_tile(&c, &g, 1).unwrap();
         assert!(t.ct >= 2 && whole_words(&c.tuning, t, &g, &out));
         assert!(!whole_words(&c.tuning, GemvTile { ct: 1, ..t }, &g, &out));
+        // Few columns, long K: two columns per workgroup for packed outputs, one for F32.
+        assert_eq!(gemv_tile(&c, &kdot_of(DType::BF16, 1, 1024, 4096), 1).unwrap().ct, 2);
+        assert_eq!(gemv_tile(&c, &kdot_of(DType::F32, 1, 1024, 4096), 1).unwrap().ct, 1);
         let odd = kdot_of(DType::F16, 1, 63, 64);
         assert!(!whole_words(&c.tuning, t, &odd, &out));
     }

@@ -46,6 +46,13 @@ pub struct Tuning {
     /// `gemv.kdot`: the K-contiguous kernel for `x · Wᵀ` weights (W `[N, K]`), or the per-element
     /// skinny kernel.
     pub gemv_kdot: Option<bool>,
+    /// `gemv.split`: K ranges of the GEMV kernels (partial sums and a reduction kernel when
+    /// more than 1), e.g. with a large `gemv.ct` so that each workgroup reads longer runs of
+    /// every weight row.
+    pub gemv_split: Option<u32>,
+    /// `gemv.zero`: `1` zeroes F16/BF16 GEMV outputs first even where the kernels store whole
+    /// words (which makes the zeroing pass unnecessary), to measure what leaving it out saves.
+    pub gemv_zero: Option<bool>,
     /// `gemm.vec`: `on` reads F32 operands of the tiled kernel as 16-byte vectors
     /// (`linalg_tiled_vec.wgsl`) wherever their layout makes every vector exact (the automatic
     /// choice); `off` keeps the scalar tiled kernel (`linalg.wgsl`) everywhere.
@@ -84,6 +91,8 @@ impl Tuning {
         ("gemv.subgroups", "0|1"),
         ("gemv.workgroups", "1.."),
         ("gemv.kdot", "0|1"),
+        ("gemv.split", "1..=64"),
+        ("gemv.zero", "0|1"),
         ("gemm.vec", "on|off"),
         ("gemm.tile", "64x64|128x64|64x128|128x128"),
         ("gemm.bk", "8|16|32"),
@@ -111,6 +120,8 @@ impl Tuning {
                 self.gemv_workgroups = Some(v);
             }
             "gemv.kdot" => self.gemv_kdot = Some(parse_bool(key, value)?),
+            "gemv.split" => self.gemv_split = Some(parse_u32(key, value, &(1..=64).collect::<Vec<_>>())?),
+            "gemv.zero" => self.gemv_zero = Some(parse_bool(key, value)?),
             "gemm.vec" => self.gemm_vec = Some(parse_bool(key, value)?),
             "gemm.tile" => self.gemm_tile = Some(parse_gemm_tile(value)?),
             "gemm.bk" => self.gemm_bk = Some(parse_u32(key, value, &[8, 16, 32])?),
@@ -226,11 +237,22 @@ mod tests {
         t.set_pair("gemv.subgroups=0").unwrap();
         t.set_pair("gemv.workgroups=512").unwrap();
         t.set_pair("gemv.kdot=1").unwrap();
+        t.set_pair("gemv.split=8").unwrap();
+        t.set_pair("gemv.zero=1").unwrap();
         assert_eq!(
             (t.gemv_ct, t.gemv_unroll, t.gemv_subgroups, t.gemv_workgroups, t.gemv_kdot),
             (Some(8), Some(16), Some(false), Some(512), Some(true))
         );
-        for bad in ["gemv.ct=3", "gemv.unroll=32", "gemv.subgroups=2", "gemv.workgroups=0", "gemv.kdot=x"] {
+        assert_eq!((t.gemv_split, t.gemv_zero), (Some(8), Some(true)));
+        for bad in [
+            "gemv.ct=3",
+            "gemv.unroll=32",
+            "gemv.subgroups=2",
+            "gemv.workgroups=0",
+            "gemv.kdot=x",
+            "gemv.split=0",
+            "gemv.zero=2",
+        ] {
             assert!(t.set_pair(bad).is_err(), "{bad}");
         }
     }

@@ -353,6 +353,57 @@ fn gemv_kernels_with_and_without_subgroups_and_every_unroll() {
     }
 }
 
+/// F16/BF16 GEMV outputs stored as whole words without a zeroing pass (N even) and through the
+/// zeroed fallback (N odd, one column per workgroup, K split, `gemv.zero`), at ragged sizes: each
+/// executable runs twice on different inputs, so a stale word of the first run's output would
+/// show in the second.
+#[test]
+fn packed_gemv_outputs_with_and_without_the_zeroing_pass() {
+    let tunes: [&[&str]; 5] =
+        [&[], &["gemv.ct=1"], &["gemv.ct=2", "gemv.subgroups=0"], &["gemv.split=3"], &["gemv.zero=1"]];
+    for tune in tunes {
+        let be = tuned(true, tune);
+        for d in [DType::F16, DType::BF16] {
+            if !be.device_caps().supports(d) {
+                continue;
+            }
+            // (x shape, w shape, w stored [N, K]): N even and odd, batched, M up to 7.
+            let cases: [(&[usize], &[usize], bool); 8] = [
+                (&[1, 264], &[264, 136], false),
+                (&[3, 40], &[40, 2056], false),
+                (&[2, 2, 72], &[2, 72, 24], false),
+                (&[1, 264], &[70, 264], true),
+                (&[5, 40], &[38, 40], true),
+                (&[1, 48], &[33, 48], true),
+                (&[7, 1000], &[130, 1000], true),
+                (&[3, 2, 48], &[3, 17, 48], true),
+            ];
+            for (seed, (xs, ws, kdot)) in cases.into_iter().enumerate() {
+                let r = xs.len();
+                let batch: Vec<usize> = (0..r - 2).collect();
+                let op = if kdot { dot(&batch, &batch, &[r - 1], &[r - 1]) } else { Op::MatMul };
+                let ins = |s: u64| (random(d, xs, s), random(d, ws, s + 1));
+                let (x0, w0) = ins(200 + 2 * seed as u64);
+                let (x1, w1) = ins(300 + 2 * seed as u64);
+                let graph = graph(op.clone(), &[&x0, &w0]);
+                let mut exe = be.compile(&graph, &Default::default()).unwrap();
+                let mut want = cpu().compile(&graph, &Default::default()).unwrap();
+                for (x, w) in [(&x0, &w0), (&x1, &w1)] {
+                    let ins = [("x0", x.view()), ("x1", w.view())];
+                    let got = exe.run(&ins).unwrap().remove(0);
+                    let want = want.run(&ins).unwrap().remove(0);
+                    let (g, w) = (got.view().to_f64_lossy(), want.view().to_f64_lossy());
+                    let k = xs[r - 1] as f64;
+                    for (i, (a, b)) in g.iter().zip(&w).enumerate() {
+                        let tol = approx(d) * (1.0 + b.abs() + k.sqrt());
+                        assert!((a - b).abs() <= tol, "{tune:?} {d} {xs:?} {ws:?} element {i}: {a} vs {b}");
+                    }
+                }
+            }
+        }
+    }
+}
+
 /// The F32 vector-load GEMM (`linalg_tiled_vec.wgsl`) over its tiles, K steps and operand
 /// layouts, each forced where the automatic choice would need large shapes: M and N straddle
 /// every tile edge, K is a multiple of 4 but not of 16 or 32, batches broadcast, operands are

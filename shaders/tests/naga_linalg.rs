@@ -54,6 +54,9 @@ fn gemv_tiles() -> Vec<GemvTile> {
             for kdot in [false, true] {
                 for subgroups in [false, true] {
                     tiles.push(GemvTile { subgroups, kdot, ..GemvTile::new(ct, rows) });
+                    if kdot {
+                        tiles.push(GemvTile { subgroups, kdot, apairs: true, ..GemvTile::new(ct, rows) });
+                    }
                 }
             }
         }
@@ -82,6 +85,10 @@ fn every_gemv_variant_is_valid() {
             let file = if t.kdot { "linalg_gemv_dot.wgsl" } else { "linalg_gemv.wgsl" };
             assert_eq!(shaders::kernel_file(&src), Some(file));
             assert_eq!(src.contains("subgroupShuffleXor"), t.subgroups, "{d:?} {v:?}");
+            // A is read in pairs only where its elements share words.
+            assert_eq!(src.contains("a_pair(off.x"), t.apairs && d != DType::F32, "{d:?} {v:?}");
+            // Columns are stored in pairs wherever the K-contiguous kernel has two per workgroup.
+            assert_eq!(src.contains("store2(obase, off.z"), t.kdot && t.ct >= 2, "{d:?} {v:?}");
         }
     }
     // F64 (no 16-byte vector of 4) and unsupported shapes do not render.

@@ -174,9 +174,13 @@ fn gemm(b: &mut Lower<'_>, g: &Gemm, epi: Epilogue, out: &Operand) -> Result<()>
     let tile = |t: u32| usize::try_from(t).unwrap_or(usize::MAX).max(1);
     let blocks = [g.n.div_ceil(tile(bn)), g.m.div_ceil(tile(bm))];
     let workgroups = try_numel(&[blocks[0], blocks[1], batch])?;
-    let (nsplit, kc) = tiled::forced_split(&b.caps().tuning, variant, g.k, out_numel)
-        .or_else(|| coop::forced_split(b.caps(), variant, g.k, out_numel))
-        .unwrap_or_else(|| choose_split(variant, g.k, workgroups, out_numel));
+    let tune = &b.caps().tuning;
+    let forced = match variant {
+        Variant::Gemv(_) => gemv::forced_split(tune, g.k, out_numel),
+        _ => tiled::forced_split(tune, variant, g.k, out_numel)
+            .or_else(|| coop::forced_split(b.caps(), variant, g.k, out_numel)),
+    };
+    let (nsplit, kc) = forced.unwrap_or_else(|| choose_split(variant, g.k, workgroups, out_numel));
     check_headroom(g, nsplit, kc)?;
     // Split-K: the product kernel writes partial sums to scratch and the reduction finishes.
     let (product_out, product_dtype, product_epi) = if nsplit > 1 {
@@ -194,7 +198,15 @@ fn gemm(b: &mut Lower<'_>, g: &Gemm, epi: Epilogue, out: &Operand) -> Result<()>
         bindings.push((bias.window, BindKind::Read));
     }
     bindings.push((product_out, BindKind::Write));
-    b.zero_if_packed(out)?;
+    // Packed outputs are stored with atomic ORs into zeroed memory, except where every word is
+    // written whole by one invocation (the GEMV kernels for even N, not split over K).
+    let whole = match variant {
+        Variant::Gemv(t) => nsplit == 1 && gemv::whole_words(&b.caps().tuning, t, g, out),
+        _ => false,
+    };
+    if !whole {
+        b.zero_if_packed(out)?;
+    }
     let split = Split { nbatch: batch, kc, nsplit };
     push_product(b, g, &split, variant, &source, &bindings, blocks)?;
     if nsplit > 1 {

@@ -39,7 +39,7 @@ impl GemvCode {
             ("ROWS", num(self.t.rows)),
             ("CW", num(self.cw)),
             ("BVEC", self.bvec().to_string()),
-            ("RAW", raw),
+            ("RAW", raw + &self.a_pair()),
             ("U", num(self.t.unroll)),
             ("IDS", ids.to_string()),
             ("LI", li.to_string()),
@@ -233,25 +233,52 @@ impl GemvCode {
             for g in 0..self.groups() {
                 out += &format!("        let w{e}_{g} = {};\n", self.convert(&format!("v{e}"), g));
                 for r in 0..self.t.rows {
-                    let at = |i: u32| format!("a_at(off.x, row0 + {r}u, k{e} + {}u)", 4 * g + i);
-                    out += &format!(
-                        "        acc{r} = acc{r} + R4({}, {}, {}, {}) * w{e}_{g};\n",
-                        at(0),
-                        at(1),
-                        at(2),
-                        at(3)
-                    );
+                    let a = if self.apairs() {
+                        let at = |i: u32| format!("a_pair(off.x, row0 + {r}u, k{e} + {}u)", 4 * g + i);
+                        format!("R4({}, {})", at(0), at(2))
+                    } else {
+                        let at = |i: u32| format!("a_at(off.x, row0 + {r}u, k{e} + {}u)", 4 * g + i);
+                        format!("R4({}, {}, {}, {})", at(0), at(1), at(2), at(3))
+                    };
+                    out += &format!("        acc{r} = acc{r} + {a} * w{e}_{g};\n");
                 }
             }
         }
         out
     }
 
-    /// The K-contiguous kernel's reduction over the L lanes of each column and the stores.
+    /// Whether A is read two elements per word (see [`GemvTile::apairs`]).
+    fn apairs(&self) -> bool {
+        self.t.kdot && self.t.apairs && self.cw == 8
+    }
+
+    /// `a_pair(base, row, k)`: elements k, k + 1 (k even) of A's row as one word, converted
+    /// together (the F16 conversion is the hardware one, as for B); empty unless [`Self::apairs`].
+    pub(super) fn a_pair(&self) -> String {
+        if !self.apairs() {
+            return String::new();
+        }
+        let cvt = match self.d {
+            DType::F16 => "unpack2x16float(x)",
+            _ => "vec2<f32>(bitcast<f32>(x << 16u), bitcast<f32>(x & 0xffff0000u))",
+        };
+        format!(
+            "// Elements (row, k), (row, k + 1) of A for an even k (A K-contiguous, rows on word\n\
+             // boundaries: the lowering checks it); rows past M re-read row M - 1.\n\
+             fn a_pair(base: u32, row: u32, k: u32) -> vec2<R> {{\n    \
+             let x = a[(base + k + min(row, p.m - 1u) * p.a_rs) >> 1u];\n    return {cvt};\n}}\n"
+        )
+    }
+
+    /// The K-contiguous kernel's reduction over the L lanes of each column and the stores: lane
+    /// 0 of each column stores it, or where [`GemvTile::whole_words`], lane 0 of each even column
+    /// c stores columns c and c + 1 together (`store2`).
     fn dot_reduce(&self) -> String {
         let rows = self.t.rows;
+        let pairs = self.t.ct >= 2;
         let mut out: String =
             (0..rows).map(|r| format!("    var s{r} = acc{r}.x + acc{r}.y + acc{r}.z + acc{r}.w;\n")).collect();
+        let storing = if pairs { "lane == 0u && (c & 1u) == 0u" } else { "lane == 0u" };
         if self.t.subgroups {
             out += "    let q = min(w, L);\n    for (var o = 1u; o < q; o = o * 2u) {\n";
             for r in 0..rows {
@@ -261,15 +288,24 @@ impl GemvCode {
             for r in 0..rows {
                 out += &format!("        red[{}u + min(li / q, 255u)] = s{r};\n", r * GEMV_THREADS);
             }
-            out += "    }\n    workgroupBarrier();\n    if (lane == 0u) {\n";
+            out += &format!("    }}\n    workgroupBarrier();\n    if ({storing}) {{\n");
+            // The sum of column `col`'s L / q slots, in slot order.
+            let sum = |name: &str, base: u32, col: &str| {
+                format!(
+                    "        var {name} = red[{base}u + min({col} * (L / q), 255u)];\n        \
+                     for (var i = 1u; i < L / q; i = i + 1u) {{\n            \
+                     {name} = {name} + red[{base}u + min({col} * (L / q) + i, 255u)];\n        }}\n"
+                )
+            };
             for r in 0..rows {
                 let base = r * GEMV_THREADS;
-                out += &format!(
-                    "        var t{r} = red[{base}u + min(c * (L / q), 255u)];\n        \
-                     for (var i = 1u; i < L / q; i = i + 1u) {{\n            \
-                     t{r} = t{r} + red[{base}u + min(c * (L / q) + i, 255u)];\n        }}\n        \
-                     store1(obase, off.z, row0 + {r}u, j, t{r});\n"
-                );
+                out += &sum(&format!("t{r}"), base, "c");
+                if pairs {
+                    out += &sum(&format!("u{r}"), base, "(c + 1u)");
+                    out += &format!("        store2(obase, off.z, row0 + {r}u, j, t{r}, u{r});\n");
+                } else {
+                    out += &format!("        store1(obase, off.z, row0 + {r}u, j, t{r});\n");
+                }
             }
             return out + "    }\n";
         }
@@ -287,9 +323,17 @@ impl GemvCode {
             out += "    }\n    workgroupBarrier();\n";
             s /= 2;
         }
-        out += "    if (lane == 0u) {\n";
+        out += &format!("    if ({storing}) {{\n");
         for r in 0..rows {
-            out += &format!("        store1(obase, off.z, row0 + {r}u, j, red[{}u + li]);\n", r * GEMV_THREADS);
+            let base = r * GEMV_THREADS;
+            if pairs {
+                // Column c + 1's sum is at its lane 0, L slots on (li + L = (c + 1) * L < 256).
+                out += &format!(
+                    "        store2(obase, off.z, row0 + {r}u, j, red[{base}u + li], red[{base}u + li + L]);\n"
+                );
+            } else {
+                out += &format!("        store1(obase, off.z, row0 + {r}u, j, red[{base}u + li]);\n");
+            }
         }
         out + "    }\n"
     }

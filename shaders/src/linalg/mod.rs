@@ -427,13 +427,27 @@ pub struct GemvTile {
     /// B K-contiguous (`x · Wᵀ` with W stored `[N, K]`): `linalg_gemv_dot.wgsl`, each output
     /// a dot product of a contiguous row of W; otherwise B is N-contiguous (`linalg_gemv.wgsl`).
     pub kdot: bool,
+    /// With `kdot` and F16/BF16: A is K-contiguous and each (row, even k) element starts a
+    /// 32-bit word, so A is read two elements per word with one conversion of the pair (the
+    /// lowering checks the layout); otherwise one element per load.
+    pub apairs: bool,
 }
 
 impl GemvTile {
     /// `ct` columns and `rows` rows, N-contiguous B, the default unroll (8 loads in flight
     /// for one row, 4 when the A values of several rows take registers too), no subgroups.
     pub fn new(ct: u32, rows: u32) -> GemvTile {
-        GemvTile { ct, rows, unroll: if rows == 1 { 8 } else { 4 }, subgroups: false, kdot: false }
+        GemvTile { ct, rows, unroll: if rows == 1 { 8 } else { 4 }, subgroups: false, kdot: false, apairs: false }
+    }
+
+    /// Whether the kernel stores every output through whole 32-bit words when the output is
+    /// F16/BF16, N is even and the output starts on a word boundary: each storing invocation
+    /// then writes an even number of consecutive columns from an even one (`store_pair`), so
+    /// no word is shared between invocations and the output needs no zeroing first. The
+    /// N-contiguous kernel always does (CW = 8 columns per invocation); the K-contiguous one
+    /// pairs columns c, c + 1 of a workgroup, which needs `ct` >= 2.
+    pub fn whole_words(self) -> bool {
+        !self.kdot || self.ct >= 2
     }
 }
 

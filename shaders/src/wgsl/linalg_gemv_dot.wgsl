@@ -17,7 +17,10 @@
 // stored. `red` is indexed by r * 256 + (an index below 256) with r < ROWS; the tree's partner
 // li + s < 256 because lane < s <= L / 2 and li = c * L + lane. With subgroups, `li` is a
 // permutation of 0..255 as in `linalg_gemv.wgsl`, a shuffle partner li ^ o (o < min(w, L)) lies
-// in the same subgroup and column, and the slot li / q (q = min(w, L)) is below 256.
+// in the same subgroup and column, and the slot li / q (q = min(w, L)) is below 256. With
+// CT >= 2, lane 0 of each even column c also reads column c + 1's sums: its slots (c + 1) * L
+// (tree) or (c + 1) * (L / q) + i (subgroups) are below CT * L = 256. `a_pair` (F16/BF16, A
+// K-contiguous with word-aligned rows) reads the word of elements k, k + 1 for an even k < K.
 
 const CT: u32 = {{CT}}u;
 const L: u32 = 256u / CT;
@@ -43,6 +46,27 @@ fn a_at(base: u32, row: u32, k: u32) -> R {
 fn store1(obase: u32, bbase: u32, gi: u32, gj: u32, v: R) {
     if (gi < p.m && gj < p.n) {
         st_out(obase + gi * p.n + gj, finish(bbase + gi * p.bias_rs + gj * p.bias_cs, v));
+    }
+}
+
+// Stores the finished dot products x, y of output (row gi, columns gj, gj + 1) that lie in the
+// matrix: as one whole word (`store_pair`) where both do and the pair starts on a word, so that
+// packed outputs need no zeroing when N is even (see `GemvTile::whole_words`).
+fn store2(obase: u32, bbase: u32, gi: u32, gj: u32, x: R, y: R) {
+    if (gi >= p.m) {
+        return;
+    }
+    let o = obase + gi * p.n + gj;
+    let bi = bbase + gi * p.bias_rs + gj * p.bias_cs;
+    if (gj + 1u < p.n && (o & 1u) == 0u) {
+        store_pair(o, finish(bi, x), finish(bi + p.bias_cs, y));
+        return;
+    }
+    if (gj < p.n) {
+        st_out(o, finish(bi, x));
+    }
+    if (gj + 1u < p.n) {
+        st_out(o + 1u, finish(bi + p.bias_cs, y));
     }
 }
 

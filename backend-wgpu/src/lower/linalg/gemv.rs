@@ -3,13 +3,18 @@
 //! 16-byte vectors, and its columns per workgroup, unroll and reduction ([`crate::Tuning`]'s
 //! `gemv.*` keys override them).
 
-use super::Gemm;
+use super::{Gemm, Operand};
 use crate::device::DeviceCaps;
+use crate::Tuning;
+use backend_api::DType;
 use shaders::linalg::{gemv_columns, GemvTile, GEMV_THREADS};
 
-/// The wide skinny kernels take as many columns per workgroup as keep at least this many
+/// The N-contiguous kernel takes as many columns per workgroup as keep at least this many
 /// workgroups (two per SM of a big GPU) busy over the whole K.
 const GEMV_TARGET_WORKGROUPS: usize = 256;
+/// The K-contiguous kernel's target: more, narrower workgroups (4 columns of 64 lanes for a
+/// 4096-wide layer) measured fastest on an H200, 1.6x the bandwidth of 16 columns of 16 lanes.
+const GEMV_DOT_TARGET_WORKGROUPS: usize = 1024;
 /// At most this many column invocations (N-contiguous) or columns (K-contiguous) per workgroup:
 /// at least 4 K lanes.
 const GEMV_MAX_CT: usize = 64;
@@ -35,15 +40,52 @@ pub(super) fn gemv_tile(caps: &DeviceCaps, g: &Gemm, batch: usize) -> Option<Gem
     // Column units: vectors of columns (N-contiguous) or columns (K-contiguous); K lanes are
     // useful up to half the vectors (K-contiguous) or rows (N-contiguous) of K.
     let (units, k_steps) = if kdot { (g.n, g.k / cw) } else { (g.n / cw, g.k) };
-    let target = tune.gemv_workgroups.and_then(|t| usize::try_from(t).ok()).unwrap_or(GEMV_TARGET_WORKGROUPS);
+    let auto_target = if kdot { GEMV_DOT_TARGET_WORKGROUPS } else { GEMV_TARGET_WORKGROUPS };
+    let target = tune.gemv_workgroups.and_then(|t| usize::try_from(t).ok()).unwrap_or(auto_target);
     let ct = match tune.gemv_ct.and_then(|c| usize::try_from(c).ok()) {
         Some(c) if c.is_power_of_two() && c <= GEMV_MAX_CT => c,
+        // Packed outputs: at least a pair of columns, which the kernel stores as whole words
+        // without a zeroing dispatch (several microseconds of fixed GPU time).
+        _ if kdot && g.dtype != DType::F32 => columns_per_workgroup(units, others, k_steps, target)?.max(2),
         _ => columns_per_workgroup(units, others, k_steps, target)?,
     };
     let default = GemvTile::new(u32::try_from(ct).ok()?, u32::try_from(rows).ok()?);
     let unroll = tune.gemv_unroll.filter(|u| matches!(u, 1 | 2 | 4 | 8 | 16)).unwrap_or(default.unroll);
     let subgroups = caps.subgroups.is_some() && tune.gemv_subgroups != Some(false);
-    Some(GemvTile { unroll, subgroups, kdot, ..default })
+    let apairs = kdot && a_in_pairs(g);
+    Some(GemvTile { unroll, subgroups, kdot, apairs, ..default })
+}
+
+/// Whether the K-contiguous kernel may read F16/BF16 A two elements per 32-bit word: A
+/// K-contiguous, and every (row, even k) element at an even index (even row and batch strides;
+/// windows start on word boundaries).
+fn a_in_pairs(g: &Gemm) -> bool {
+    matches!(g.dtype, DType::F16 | DType::BF16)
+        && g.a.cs == 1
+        && (g.m == 1 || g.a.rs.is_multiple_of(2))
+        && g.a.batch.iter().all(|s| s.is_multiple_of(2))
+        && g.a.window.offset.is_multiple_of(4)
+}
+
+/// Whether GEMV tile `t` for `g` (not split over K) stores `out` through whole words only, so
+/// that a packed output needs no zeroing pass (see [`GemvTile::whole_words`]): N even and the
+/// output on a word boundary; `gemv.zero` keeps the pass for measuring.
+pub(super) fn whole_words(tune: &Tuning, t: GemvTile, g: &Gemm, out: &Operand) -> bool {
+    tune.gemv_zero != Some(true) && t.whole_words() && g.n.is_multiple_of(2) && out.window.offset.is_multiple_of(4)
+}
+
+/// The K split forced by `gemv.split` for the GEMV kernels: (nsplit, kc), ranges starting on
+/// multiples of 16 (whole vectors of B for the K-contiguous kernel); `None` when not forced.
+pub(super) fn forced_split(tune: &Tuning, k: usize, out_numel: usize) -> Option<(usize, usize)> {
+    let want = usize::try_from(tune.gemv_split?).ok()?;
+    // The partial sums must stay addressable with 32-bit indices.
+    let by_index = usize::try_from(u32::MAX).unwrap_or(usize::MAX) / out_numel.max(1);
+    let s = want.min(by_index).min(k.div_ceil(16));
+    if s <= 1 {
+        return Some((1, k));
+    }
+    let kc = k.div_ceil(s).next_multiple_of(16);
+    Some((k.div_ceil(kc), kc))
 }
 
 /// Column units per workgroup: the most that keep `target` workgroups over `units` columns and
@@ -84,8 +126,8 @@ mod tests {
     #[test]
     fn k_contiguous_weights_use_the_dot_kernel() {
         let t = gemv_tile(&caps(true), &kdot_of(DType::F32, 1, 4096, 4096), 1).unwrap();
-        // 4096 columns, 16 per workgroup: 256 workgroups of 16 lanes per column.
-        assert_eq!(t, GemvTile { subgroups: true, kdot: true, ..GemvTile::new(16, 1) });
+        // 4096 columns, 4 per workgroup: 1024 workgroups of 64 lanes per column.
+        assert_eq!(t, GemvTile { subgroups: true, kdot: true, ..GemvTile::new(4, 1) });
         let small = gemv_tile(&caps(false), &kdot_of(DType::F16, 3, 256, 256), 1).unwrap();
         assert!(small.kdot && !small.subgroups && small.rows == 4);
         // K not whole vectors, an odd column stride: none.
@@ -94,6 +136,74 @@ mod tests {
         odd.b.cs = 66;
         odd.b.window.bytes = 64 * 66 * 4;
         assert!(gemv_tile(&caps(true), &odd, 1).is_none());
+    }
+
+    #[test]
+    fn a_is_read_in_words_only_where_its_pairs_share_one() {
+        let c = caps(true);
+        assert!(gemv_tile(&c, &kdot_of(DType::F16, 1, 64, 64), 1).unwrap().apairs);
+        assert!(gemv_tile(&c, &kdot_of(DType::BF16, 3, 64, 64), 1).unwrap().apairs);
+        assert!(!gemv_tile(&c, &kdot_of(DType::F32, 1, 64, 64), 1).unwrap().apairs);
+        // A transposed, an odd row stride or batch stride: one element per load.
+        let layouts: [fn(&mut Gemm); 3] = [|g| (g.a.rs, g.a.cs) = (1, 3), |g| g.a.rs = 65, |g| g.a.batch = vec![3]];
+        for f in layouts {
+            let mut g = kdot_of(DType::F16, 3, 64, 64);
+            f(&mut g);
+            assert!(!gemv_tile(&c, &g, 1).unwrap().apairs);
+        }
+        // The N-contiguous kernel reads one A element per k anyway.
+        let mut g = gemm_of(DType::F16, 1, 64, 64);
+        g.b.window.bytes = 64 * 64 * 2;
+        assert!(!gemv_tile(&c, &g, 1).unwrap().apairs);
+    }
+
+    /// The kernel files of an F16 `[m, k] x [k, n]` MatMul on `caps`.
+    fn files(caps: &DeviceCaps, m: usize, n: usize, k: usize) -> Vec<&'static str> {
+        use crate::lower::{Buf, Lower, Operand};
+        let op = |buf, dims| Operand::whole(buf, DType::F16, dims).unwrap();
+        let (x, w) = (op(Buf::In(0), vec![m, k]), op(Buf::In(1), vec![k, n]));
+        let mut b = Lower::new(caps, 1);
+        super::super::matmul(&mut b, &x, &w, &op(Buf::Out(0), vec![m, n])).unwrap();
+        b.finish().kernels().into_iter().map(|k| shaders::kernel_file(&k.source).unwrap_or("?")).collect()
+    }
+
+    #[test]
+    fn packed_outputs_are_zeroed_only_where_words_are_shared() {
+        let c = caps(true);
+        let gemv = files(&c, 1, 64, 64);
+        assert_eq!(gemv, ["linalg_gemv.wgsl"]);
+        let mut keep = caps(true);
+        keep.tuning.gemv_zero = Some(true);
+        let zeroed = files(&keep, 1, 64, 64);
+        assert_eq!(zeroed.len(), 2);
+        assert_eq!(zeroed[1], "linalg_gemv.wgsl");
+        // Split over K: the reduction stores elements, so the output is zeroed first.
+        let mut split = caps(true);
+        split.tuning.gemv_split = Some(2);
+        assert_eq!(files(&split, 1, 64, 64).len(), 3);
+        // N odd: the per-element skinny kernel, zeroed first.
+        assert_eq!(files(&c, 1, 63, 64).len(), 2);
+        // The K-contiguous kernel pairs columns only with 2 or more per workgroup.
+        let g = kdot_of(DType::F16, 1, 64, 64);
+        let out = crate::lower::Operand::whole(crate::lower::Buf::Out(0), DType::F16, vec![1, 64]).unwrap();
+        let t = gemv_tile(&c, &g, 1).unwrap();
+        assert!(t.ct >= 2 && whole_words(&c.tuning, t, &g, &out));
+        assert!(!whole_words(&c.tuning, GemvTile { ct: 1, ..t }, &g, &out));
+        // Few columns, long K: two columns per workgroup for packed outputs, one for F32.
+        assert_eq!(gemv_tile(&c, &kdot_of(DType::BF16, 1, 1024, 4096), 1).unwrap().ct, 2);
+        assert_eq!(gemv_tile(&c, &kdot_of(DType::F32, 1, 1024, 4096), 1).unwrap().ct, 1);
+        let odd = kdot_of(DType::F16, 1, 63, 64);
+        assert!(!whole_words(&c.tuning, t, &odd, &out));
+    }
+
+    #[test]
+    fn forced_splits_start_on_whole_vectors() {
+        let mut t = Tuning::default();
+        assert_eq!(forced_split(&t, 4096, 4096), None);
+        t.gemv_split = Some(8);
+        assert_eq!(forced_split(&t, 4096, 4096), Some((8, 512)));
+        assert_eq!(forced_split(&t, 100, 16), Some((7, 16)));
+        assert_eq!(forced_split(&t, 16, 16), Some((1, 16)));
     }
 
     #[test]

@@ -54,8 +54,9 @@ pub struct Tuning {
     /// words (which makes the zeroing pass unnecessary), to measure what leaving it out saves.
     pub gemv_zero: Option<bool>,
     /// `gemm.vec`: `on` reads F32 operands of the tiled kernel as 16-byte vectors
-    /// (`linalg_tiled_vec.wgsl`) wherever their layout makes every vector exact (the automatic
-    /// choice); `off` keeps the scalar tiled kernel (`linalg.wgsl`) everywhere.
+    /// (`linalg_tiled_vec.wgsl`) wherever their layout makes every vector exact, large problems
+    /// included (automatically only below the scale of 128 x 128 tiles, where it measured
+    /// faster); `off` keeps the scalar tiled kernel (`linalg.wgsl`) everywhere.
     pub gemm_vec: Option<bool>,
     /// `gemm.tile`: output (rows, columns) of a tiled-kernel workgroup: 64x64, 128x64, 64x128 or
     /// 128x128 (the scalar kernel has the square ones only; F64 the small one only).
@@ -63,6 +64,17 @@ pub struct Tuning {
     /// `gemm.bk`: K step of the vector-load tiled kernel: 8, 16 or 32 (8 only for 128x128 tiles,
     /// where every thread still stages whole vectors; each must fit the workgroup memory).
     pub gemm_bk: Option<u32>,
+    /// `gemm.astage`: how the vector-load tiled kernel stages a K-contiguous A: `rows` as
+    /// loaded (one 16-byte store per vector), `kmajor` transposed (four scalar stores per
+    /// vector; the default).
+    pub gemm_a_rows: Option<bool>,
+    /// `gemm.prefetch`: `on` (the default) loads the vector-load tiled kernel's next K step
+    /// into registers before the arithmetic; `off` after it (fewer live registers).
+    pub gemm_prefetch: Option<bool>,
+    /// `gemm.buffers`: staged copies of each tile in the vector-load tiled kernel: 2
+    /// (double-buffered, one barrier per K step; the default) or 1 (half the workgroup memory,
+    /// two barriers per K step).
+    pub gemm_buffers: Option<u32>,
     /// `gemm.split`: K splits of the tiled kernels (1: none); fewer where a split would hold
     /// less than 16 k or the partial sums would exceed 32-bit indices.
     pub gemm_split: Option<u32>,
@@ -96,6 +108,9 @@ impl Tuning {
         ("gemm.vec", "on|off"),
         ("gemm.tile", "64x64|128x64|64x128|128x128"),
         ("gemm.bk", "8|16|32"),
+        ("gemm.astage", "rows|kmajor"),
+        ("gemm.buffers", "1|2"),
+        ("gemm.prefetch", "on|off"),
         ("gemm.split", "1..=64"),
     ];
 
@@ -125,6 +140,15 @@ impl Tuning {
             "gemm.vec" => self.gemm_vec = Some(parse_bool(key, value)?),
             "gemm.tile" => self.gemm_tile = Some(parse_gemm_tile(value)?),
             "gemm.bk" => self.gemm_bk = Some(parse_u32(key, value, &[8, 16, 32])?),
+            "gemm.astage" => {
+                self.gemm_a_rows = Some(match value {
+                    "rows" => true,
+                    "kmajor" => false,
+                    _ => bail!(Input, "tuning key \"gemm.astage\" takes rows or kmajor, got {value:?}"),
+                })
+            }
+            "gemm.prefetch" => self.gemm_prefetch = Some(parse_bool(key, value)?),
+            "gemm.buffers" => self.gemm_buffers = Some(parse_u32(key, value, &[1, 2])?),
             "gemm.split" => self.gemm_split = Some(parse_u32(key, value, &(1..=64).collect::<Vec<_>>())?),
             _ => bail!(Input, "unknown tuning key {key:?}; known keys: {}", known_keys()),
         }
@@ -260,15 +284,30 @@ mod tests {
     #[test]
     fn gemm_keys_parse_and_reject_bad_values() {
         let mut t = Tuning::default();
-        for pair in ["gemm.vec=off", "gemm.tile=128x64", "gemm.bk=32", "gemm.split=3"] {
+        for pair in [
+            "gemm.vec=off",
+            "gemm.tile=128x64",
+            "gemm.bk=32",
+            "gemm.buffers=1",
+            "gemm.astage=rows",
+            "gemm.prefetch=off",
+            "gemm.split=3",
+        ] {
             t.set_pair(pair).unwrap();
         }
         assert_eq!(
-            (t.gemm_vec, t.gemm_tile, t.gemm_bk, t.gemm_split),
-            (Some(false), Some((128, 64)), Some(32), Some(3))
+            (t.gemm_vec, t.gemm_tile, t.gemm_bk, t.gemm_buffers, t.gemm_a_rows, t.gemm_prefetch, t.gemm_split),
+            (Some(false), Some((128, 64)), Some(32), Some(1), Some(true), Some(false), Some(3))
         );
-        for bad in ["gemm.vec=maybe", "gemm.tile=96x64", "gemm.tile=128", "gemm.bk=12", "gemm.split=0", "gemm.split=65"]
-        {
+        for bad in [
+            "gemm.vec=maybe",
+            "gemm.tile=96x64",
+            "gemm.tile=128",
+            "gemm.bk=12",
+            "gemm.buffers=3",
+            "gemm.split=0",
+            "gemm.split=65",
+        ] {
             let e = t.set_pair(bad).unwrap_err();
             assert_eq!(e.kind(), backend_api::ErrorKind::Input, "{bad}: {e}");
         }

@@ -409,15 +409,22 @@ fn packed_gemv_outputs_with_and_without_the_zeroing_pass() {
 /// every tile edge, K is a multiple of 4 but not of 16 or 32, batches broadcast, operands are
 /// transposed (DotGeneral views) and K is split. lavapipe has 32 KiB of workgroup memory: the
 /// forced 128 x 128 tile runs there with BK 8 only (BK 16 and 32 fall back to the automatic
-/// tile, which the shaders' naga tests cover), and the scalar kernel runs for comparison.
+/// tile, which the shaders' naga tests cover) or single-buffered, A is staged k-major or as
+/// loaded, loads come before or after the arithmetic, and the scalar kernel runs for
+/// comparison.
 #[test]
 fn vector_load_gemm_tiles_layouts_and_ragged_edges() {
-    let configs: [&[&str]; 6] = [
+    let configs: [&[&str]; 11] = [
         &[],
         &["gemm.tile=128x128"],
         &["gemm.tile=128x64", "gemm.bk=32"],
         &["gemm.tile=64x128", "gemm.split=3"],
         &["gemm.tile=128x128", "gemm.bk=8"],
+        &["gemm.tile=128x128", "gemm.buffers=1", "gemm.prefetch=off"],
+        &["gemm.tile=64x128", "gemm.bk=32", "gemm.buffers=1", "gemm.split=3"],
+        &["gemm.tile=128x64", "gemm.prefetch=off"],
+        &["gemm.tile=128x128", "gemm.astage=rows", "gemm.buffers=1"],
+        &["gemm.tile=128x64", "gemm.astage=rows", "gemm.split=3"],
         &["gemm.vec=off", "gemm.tile=128x128"],
     ];
     let d = DType::F32;

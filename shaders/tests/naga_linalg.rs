@@ -339,15 +339,18 @@ fn reviewed_gemm_kernels_are_trusted_and_others_not() {
 }
 
 /// Every vector-load tiled kernel the lowering or an override can pick: both row and column
-/// tiles, every K step, every operand layout.
+/// tiles, every K step, every operand layout and A staging, single- and double-buffered, with
+/// and without prefetch.
 fn vec_tiles() -> Vec<VecTile> {
     let mut tiles = Vec::new();
-    for rm in [4, 8] {
-        for rn in [4, 8] {
-            for bk in [8, 16, 32] {
-                for a_kfast in [false, true] {
-                    for b_nfast in [false, true] {
-                        tiles.push(VecTile { rm, rn, bk, a_kfast, b_nfast });
+    for (buffers, prefetch) in [(1, true), (2, true), (1, false), (2, false)] {
+        for rm in [4, 8] {
+            for rn in [4, 8] {
+                for bk in [8, 16, 32] {
+                    for (a_kfast, a_rows) in [(false, false), (true, false), (true, true)] {
+                        for b_nfast in [false, true] {
+                            tiles.push(VecTile { rm, rn, bk, a_kfast, b_nfast, a_rows, prefetch, buffers });
+                        }
                     }
                 }
             }
@@ -376,9 +379,9 @@ fn every_tiled_vec_variant_is_valid_and_trusted() {
         assert!(shaders::is_trusted(&fused), "{t:?}");
         rendered += 1;
     }
-    assert_eq!(rendered, 36);
+    assert_eq!(rendered, 216);
     // Every epilogue on the default tile; activations outside the reviewed list keep the checks.
-    let t = VecTile { rm: 8, rn: 8, bk: 16, a_kfast: true, b_nfast: true };
+    let t = VecTile { rm: 8, rn: 8, bk: 16, a_kfast: true, b_nfast: true, a_rows: false, prefetch: true, buffers: 2 };
     for epi in epilogues() {
         if let Some(src) = module(DType::F32, DType::F32, Variant::TiledVec(t), epi) {
             let src = src.unwrap_or_else(|e| panic!("{epi:?}: {e}"));
@@ -390,14 +393,21 @@ fn every_tiled_vec_variant_is_valid_and_trusted() {
 
 #[test]
 fn tiled_vec_is_f32_only_and_fits_h200_workgroup_memory() {
-    let t = VecTile { rm: 8, rn: 8, bk: 16, a_kfast: true, b_nfast: true };
+    let t = VecTile { rm: 8, rn: 8, bk: 16, a_kfast: true, b_nfast: true, a_rows: false, prefetch: true, buffers: 2 };
     for d in [DType::F16, DType::BF16, DType::F64] {
         assert!(module(d, d, Variant::TiledVec(t), Epilogue::Store).is_none(), "{d:?}");
     }
-    for t in vec_tiles().into_iter().filter(|t| t.renderable() && t.bk <= 16) {
+    // Double-buffered up to BK 16, single-buffered up to BK 32.
+    for t in vec_tiles().into_iter().filter(|t| t.renderable() && t.bk * t.buffers <= 32) {
         assert!(t.workgroup_bytes() <= 49152, "{t:?}: {}", t.workgroup_bytes());
     }
     assert_eq!(t.workgroup_bytes(), 2 * 16 * (33 + 33) * 16);
+    assert_eq!(VecTile { buffers: 1, ..t }.workgroup_bytes(), 16 * (33 + 33) * 16);
     let odd = VecTile { rm: 12, ..t };
+    assert!(module(DType::F32, DType::F32, Variant::TiledVec(odd), Epilogue::Store).is_none());
+    assert_eq!(VecTile { a_rows: true, ..t }.workgroup_bytes(), 2 * (128 * 4 + 16 * 33) * 16);
+    let odd = VecTile { a_rows: true, a_kfast: false, ..t };
+    assert!(module(DType::F32, DType::F32, Variant::TiledVec(odd), Epilogue::Store).is_none());
+    let odd = VecTile { buffers: 3, ..t };
     assert!(module(DType::F32, DType::F32, Variant::TiledVec(odd), Epilogue::Store).is_none());
 }

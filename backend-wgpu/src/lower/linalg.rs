@@ -306,8 +306,8 @@ fn threads(n: usize) -> Result<Grid> {
 
 /// The skinny kernel for few rows; else the cooperative-matrix kernel for F16 on devices that
 /// have it (and for F32/BF16 under the reduced-precision option, see [`coop::coop_variant`]);
-/// else a tiled kernel (`tiled.rs`: the vector-load one for aligned F32 operands, else the
-/// scalar one, large tiles for big problems).
+/// else a tiled kernel (`tiled.rs`: the vector-load one for aligned F32 operands of problems
+/// below the large scale, else the scalar one, large tiles for big problems).
 fn choose_variant(caps: &DeviceCaps, g: &Gemm, batch: usize) -> Result<Variant> {
     if g.m <= SKINNY_MAX_ROWS {
         if let Some(t) = gemv::gemv_tile(caps, g, batch) {
@@ -322,7 +322,7 @@ fn choose_variant(caps: &DeviceCaps, g: &Gemm, batch: usize) -> Result<Variant> 
     if let Some(v) = coop::coop_variant(caps, g, coop::Size { large, huge }) {
         return Ok(v);
     }
-    tiled::tiled_variant(caps, g, batch, large)
+    tiled::tiled_variant(caps, g, large)
 }
 
 /// Splits K over several workgroups when the output alone gives too few of them to fill a large

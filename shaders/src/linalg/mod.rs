@@ -232,6 +232,16 @@ pub struct VecTile {
     pub a_kfast: bool,
     /// B is read along columns (N-contiguous B) rather than along K (K-contiguous B).
     pub b_nfast: bool,
+    /// A K-contiguous A is staged as loaded, rows of BK k (one 16-byte store per vector, read
+    /// back as 4 k of a row), rather than transposed to k-major rows of the tile (four scalar
+    /// stores per vector). Only with `a_kfast`.
+    pub a_rows: bool,
+    /// The next K step's vectors are loaded into registers before this step's arithmetic
+    /// (hiding global latency) rather than after it (fewer registers live across it).
+    pub prefetch: bool,
+    /// Staged copies of each tile: 2 (double-buffered, one barrier per K step) or 1 (half the
+    /// workgroup memory, so more resident workgroups per SM, for a second barrier per K step).
+    pub buffers: u32,
 }
 
 impl VecTile {
@@ -240,17 +250,31 @@ impl VecTile {
         TileShape { rm: self.rm, rn: self.rn, bk: self.bk }
     }
 
-    /// Bytes of workgroup memory the kernel declares: both tiles, twice (double-buffered).
+    /// Vectors of one staged A tile: BK rows of TM / 4 + 1 (padded) k-major, or TM rows of
+    /// BK / 4 as loaded.
+    fn a_vec4s(self) -> u32 {
+        let s = self.shape();
+        if self.a_rows {
+            s.tm() * (s.bk / 4)
+        } else {
+            s.bk * (s.tm() / 4 + 1)
+        }
+    }
+
+    /// Bytes of workgroup memory the kernel declares: both tiles, `buffers` times.
     pub fn workgroup_bytes(self) -> u64 {
         let s = self.shape();
-        let vec4s = u64::from(s.bk) * u64::from(s.tm() / 4 + 1 + s.tn() / 4 + 1);
-        2 * vec4s * 16
+        let vec4s = u64::from(self.a_vec4s()) + u64::from(s.bk) * u64::from(s.tn() / 4 + 1);
+        u64::from(self.buffers) * vec4s * 16
     }
 
     /// Whether the kernel can be rendered: 4 or 8 outputs per thread along each axis, a K step
-    /// of 8, 16 or 32, and threads that each stage whole vectors of both tiles.
+    /// of 8, 16 or 32, 1 or 2 buffers, A staged as loaded only when K-contiguous, and threads
+    /// that each stage whole vectors of both tiles.
     pub fn renderable(self) -> bool {
-        matches!(self.rm, 4 | 8)
+        matches!(self.buffers, 1 | 2)
+            && (self.a_kfast || !self.a_rows)
+            && matches!(self.rm, 4 | 8)
             && matches!(self.rn, 4 | 8)
             && matches!(self.bk, 8 | 16 | 32)
             && VecUnrolled::new(self.shape()).is_some()
@@ -775,12 +799,17 @@ fn tiled_vec_module(d: DType, out: DType, t: VecTile, epi: Epilogue) -> Option<R
         ("RM", num(s.rm)),
         ("RN", num(s.rn)),
         ("BK", num(s.bk)),
+        ("NBUF", num(t.buffers)),
+        ("SA_BUF", num(t.a_vec4s())),
         ("A_KFAST", flag(t.a_kfast).to_string()),
+        ("A_ROWS", flag(t.a_rows).to_string()),
         ("B_NFAST", flag(t.b_nfast).to_string()),
         ("DECLS", code.decls()),
         ("LOAD", code.load()),
+        ("LOAD_EARLY", if t.prefetch { code.load() } else { String::new() }),
+        ("LOAD_LATE", if t.prefetch { String::new() } else { code.load() }),
         ("STAGE", code.stage()),
-        ("COMPUTE", code.compute()),
+        ("COMPUTE", if t.a_rows { code.compute_a_rows() } else { code.compute() }),
         ("STORE", code.store()),
     ];
     let slots: Vec<(&str, &str)> = slots.iter().map(|(k, v)| (*k, v.as_str())).collect();

@@ -173,6 +173,35 @@ impl VecUnrolled {
         self.code.compute_at("abuf + ", "bbuf + ")
     }
 
+    /// The arithmetic of one K step from an A tile staged as loaded (rows of BK / 4 vectors
+    /// along k): per 4 k, one vector per row of the thread (rows `64 (i / 4) + 4 ty + i % 4`,
+    /// below TM), then for each k the B vectors of that k row, as in [`Unrolled::compute_at`].
+    pub(super) fn compute_a_rows(&self) -> String {
+        const LANE: [&str; 4] = ["x", "y", "z", "w"];
+        let s = self.code.s;
+        let mut out = String::new();
+        for q in 0..s.bk / 4 {
+            out += "        {\n";
+            for i in 0..s.rm {
+                let row = (i / 4) * 64 + i % 4;
+                out += &format!("            let a{i} = sa[abuf + ({row}u + 4u * ty) * (BK / 4u) + {q}u];\n");
+            }
+            for l in 0..4 {
+                let kk = 4 * q + l;
+                for g in 0..s.rn / 4 {
+                    out += &format!("            let b{l}_{g} = sb[bbuf + {kk}u * SB + {}u + tx];\n", 16 * g);
+                }
+                for i in 0..s.rm {
+                    for g in 0..s.rn / 4 {
+                        out += &format!("            c{i}_{g} = c{i}_{g} + a{i}.{} * b{l}_{g};\n", LANE[l as usize]);
+                    }
+                }
+            }
+            out += "        }\n";
+        }
+        out
+    }
+
     pub(super) fn store(&self) -> String {
         self.code.store()
     }

@@ -428,21 +428,36 @@ fn f32_gemm(m: usize, n: usize, k: usize) -> Gemm {
 }
 
 fn vec_tile(rm: u32, rn: u32, bk: u32, a_kfast: bool, b_nfast: bool) -> Variant {
-    Variant::TiledVec(shaders::linalg::VecTile { rm, rn, bk, a_kfast, b_nfast })
+    Variant::TiledVec(shaders::linalg::VecTile {
+        rm,
+        rn,
+        bk,
+        a_kfast,
+        b_nfast,
+        a_rows: false,
+        prefetch: true,
+        buffers: 2,
+    })
 }
 
 #[test]
-fn aligned_f32_layouts_use_the_vector_load_kernel_with_tiles_by_shape() {
+fn aligned_f32_layouts_use_the_vector_load_kernel_below_the_large_scale() {
     let caps = h200_f32_caps();
     let pick = |g: &Gemm, batch| choose_variant(&caps, g, batch).unwrap();
-    // Many 128 x 128 tiles (also ragged); mid sizes on smaller tiles that keep 256 workgroups.
-    assert_eq!(pick(&f32_gemm(4096, 4096, 4096), 1), vec_tile(8, 8, 16, true, true));
-    assert_eq!(pick(&f32_gemm(4000, 4000, 4000), 1), vec_tile(8, 8, 16, true, true));
+    // Many 128 x 128 tiles (also ragged, or over a batch): the scalar kernel (33.8 TFLOP/s at
+    // 4096³ on an H200, the vector-load one 30.8); mid sizes: vector loads, 64 x 64 (24.8 at
+    // 1024³, ahead of 128-row tiles with or without split-K).
+    assert_eq!(pick(&f32_gemm(4096, 4096, 4096), 1), Variant::Tiled(Tile::Large));
+    assert_eq!(pick(&f32_gemm(4000, 4000, 4000), 1), Variant::Tiled(Tile::Large));
+    assert_eq!(pick(&f32_gemm(1024, 1024, 64), 4), Variant::Tiled(Tile::Large));
     assert_eq!(pick(&f32_gemm(1024, 1024, 1024), 1), vec_tile(4, 4, 16, true, true));
-    assert_eq!(pick(&f32_gemm(2048, 1024, 1024), 1), vec_tile(8, 4, 16, true, true));
-    assert_eq!(pick(&f32_gemm(1024, 2048, 1024), 1), vec_tile(4, 8, 16, true, true));
-    assert_eq!(pick(&f32_gemm(1024, 1024, 64), 4), vec_tile(8, 8, 16, true, true));
+    assert_eq!(pick(&f32_gemm(2048, 1024, 1024), 1), vec_tile(4, 4, 16, true, true));
+    assert_eq!(pick(&f32_gemm(1024, 2048, 1024), 1), vec_tile(4, 4, 16, true, true));
     assert_eq!(pick(&f32_gemm(36, 44, 20), 1), vec_tile(4, 4, 16, true, true));
+    // `gemm.vec=on` takes large problems to the vector-load kernel's 128 x 128 tile.
+    let mut on = h200_f32_caps();
+    on.tuning.gemm_vec = Some(true);
+    assert_eq!(choose_variant(&on, &f32_gemm(4096, 4096, 4096), 1).unwrap(), vec_tile(8, 8, 16, true, true));
     // Transposed operands: A M-contiguous, B K-contiguous.
     let mut t = f32_gemm(64, 68, 20);
     (t.a.rs, t.a.cs) = (1, 64);
@@ -454,7 +469,7 @@ fn aligned_f32_layouts_use_the_vector_load_kernel_with_tiles_by_shape() {
     b.a.batch = vec![36 * 20];
     b.b.batch = vec![0];
     assert_eq!(pick(&b, 3), vec_tile(4, 4, 16, true, true));
-    // The mid-size tiles need no split-K; few workgroups with a long K still split.
+    // The 64 x 64 tiles of 1024³ need no split-K; few workgroups with a long K still split.
     let mid = pick(&f32_gemm(1024, 1024, 1024), 1);
     assert_eq!(choose_split(mid, 1024, 256, 1 << 20), (1, 1024));
     assert_eq!(choose_split(mid, 4096, 16, 1 << 16), (8, 512));
@@ -524,6 +539,39 @@ fn tuning_forces_gemm_tiles_steps_and_splits_only_where_exact() {
         t.gemm_bk = Some(8);
     });
     assert_eq!(pick(&eight, &g), vec_tile(8, 8, 8, true, true));
+    // One buffer halves the workgroup memory: 128 x 128 with BK 32 then fits 48 KiB.
+    let single = with(&|t| {
+        t.gemm_tile = Some((128, 128));
+        t.gemm_bk = Some(32);
+        t.gemm_buffers = Some(1);
+    });
+    let one = |v: Variant| match v {
+        Variant::TiledVec(t) => Variant::TiledVec(shaders::linalg::VecTile { buffers: 1, ..t }),
+        other => other,
+    };
+    assert_eq!(pick(&single, &g), one(vec_tile(8, 8, 32, true, true)));
+    assert_eq!(pick(&with(&|t| t.gemm_buffers = Some(1)), &g), one(vec_tile(4, 4, 16, true, true)));
+    // A staged as loaded where K-contiguous; a transposed A keeps its k-major tile.
+    let rows = with(&|t| t.gemm_a_rows = Some(true));
+    let as_rows = |v: Variant| match v {
+        Variant::TiledVec(t) => Variant::TiledVec(shaders::linalg::VecTile { a_rows: true, ..t }),
+        other => other,
+    };
+    assert_eq!(pick(&rows, &g), as_rows(vec_tile(4, 4, 16, true, true)));
+    let mut at = f32_gemm(64, 68, 20);
+    (at.a.rs, at.a.cs) = (1, 64);
+    assert_eq!(pick(&rows, &at), vec_tile(4, 4, 16, false, true));
+    let late = with(&|t| t.gemm_prefetch = Some(false));
+    let Variant::TiledVec(t) = pick(&late, &g) else { panic!("the vector-load kernel") };
+    assert!(!t.prefetch);
+    // Large problems take the vector-load kernel's overrides only with `gemm.vec=on`.
+    let large = f32_gemm(4096, 4096, 4096);
+    assert_eq!(pick(&with(&|t| t.gemm_buffers = Some(1)), &large), Variant::Tiled(Tile::Large));
+    let large_one = with(&|t| {
+        t.gemm_vec = Some(true);
+        t.gemm_buffers = Some(1);
+    });
+    assert_eq!(pick(&large_one, &large), one(vec_tile(8, 8, 16, true, true)));
     // The scalar kernel has the square tiles only; F64 the small one only.
     let scalar_big = with(&|t| {
         t.gemm_vec = Some(false);

@@ -3,8 +3,13 @@
 //! kernel with double-buffered tiles (`linalg_tiled_vec.wgsl`); the tile and K step for the
 //! shape; and the `gemm.*` overrides of [`crate::Tuning`], each applied only where the forced
 //! variant computes the node exactly.
+//!
+//! Defaults from an H200 sweep (kernel GPU time): at 4096³ the scalar 128 x 128 kernel ran
+//! 33.8 TFLOP/s and the vector-load one 30.8 (4000³: 32.8 and 29.2), so large problems keep the
+//! scalar kernel unless `gemm.vec=on`; at 1024³ the vector-load 64 x 64 tile without split-K
+//! ran 24.8, ahead of every 128-row tile with or without split-K.
 
-use super::{Gemm, Strided, LARGE_TILE_MIN_TILES};
+use super::{Gemm, Strided};
 use crate::device::DeviceCaps;
 use crate::Tuning;
 use backend_api::{bail, DType, Result};
@@ -19,11 +24,11 @@ pub(super) const VEC_SPLIT_WORKGROUPS: usize = 256;
 /// …and keeps at least this many k per split.
 pub(super) const VEC_MIN_CHUNK: usize = 512;
 
-/// The tiled variant for `g` over `batch` matrices; `large` when the shape has enough 128 x 128
-/// tiles to fill a big GPU. The vector-load kernel where [`vec_tile`] allows it, else the
-/// scalar kernel, large or small (`gemm.tile` forces either where it fits).
-pub(super) fn tiled_variant(caps: &DeviceCaps, g: &Gemm, batch: usize, large: bool) -> Result<Variant> {
-    if let Some(t) = vec_tile(caps, g, batch, large) {
+/// The tiled variant for `g`; `large` when the shape (over all its batch matrices) has enough
+/// 128 x 128 tiles to fill a big GPU. The vector-load kernel where [`vec_tile`] picks it, else
+/// the scalar kernel, large or small (`gemm.tile` forces either where it fits).
+pub(super) fn tiled_variant(caps: &DeviceCaps, g: &Gemm, large: bool) -> Result<Variant> {
+    if let Some(t) = vec_tile(caps, g, large) {
         return Ok(Variant::TiledVec(t));
     }
     let limit = u64::from(caps.limits.max_compute_workgroup_storage_size);
@@ -44,12 +49,15 @@ pub(super) fn tiled_variant(caps: &DeviceCaps, g: &Gemm, batch: usize, large: bo
 }
 
 /// The vector-load kernel's tile for `g`, when every staged vector is exact (see
-/// `linalg_tiled_vec.wgsl` and [`vec_layout`]) and `gemm.vec` is not `off`: the forced tile and
-/// K step where they render and fit the workgroup memory, else the automatic ones
-/// ([`auto_vec_tile`], K step [`VEC_BK`]), else 64 x 64; `None` when none fits.
-fn vec_tile(caps: &DeviceCaps, g: &Gemm, batch: usize, large: bool) -> Option<VecTile> {
+/// `linalg_tiled_vec.wgsl` and [`vec_layout`]), `gemm.vec` is not `off`, and the problem is not
+/// `large` or `gemm.vec` is `on` (the scalar 128 x 128 kernel measured faster there): the forced
+/// tile, K step, buffers, A staging and prefetch where they render and fit the workgroup
+/// memory, else the forced tile with the defaults (K step [`VEC_BK`], double-buffered, A
+/// k-major, prefetch), else the automatic tile ([`auto_vec_tile`]), else 64 x 64; `None` when
+/// none fits.
+fn vec_tile(caps: &DeviceCaps, g: &Gemm, large: bool) -> Option<VecTile> {
     let tuning: &Tuning = &caps.tuning;
-    if g.dtype != DType::F32 || tuning.gemm_vec == Some(false) {
+    if g.dtype != DType::F32 || tuning.gemm_vec == Some(false) || (large && tuning.gemm_vec != Some(true)) {
         return None;
     }
     // Every bound window then starts on 16 bytes, as `array<vec4<f32>>` bindings need.
@@ -59,30 +67,30 @@ fn vec_tile(caps: &DeviceCaps, g: &Gemm, batch: usize, large: bool) -> Option<Ve
     let (a_kfast, b_nfast) = vec_layout(g)?;
     let limit = u64::from(caps.limits.max_compute_workgroup_storage_size);
     let fits = |t: &VecTile| t.renderable() && t.workgroup_bytes() <= limit;
-    let (rm, rn) = auto_vec_tile(g, batch, large);
-    let auto = VecTile { rm, rn, bk: VEC_BK, a_kfast, b_nfast };
+    let (rm, rn) = auto_vec_tile(large);
+    let auto = VecTile { rm, rn, bk: VEC_BK, a_kfast, b_nfast, a_rows: false, prefetch: true, buffers: 2 };
     let tile = tuning.gemm_tile.map_or(auto, |(r, c)| VecTile { rm: r / 16, rn: c / 16, ..auto });
-    let forced = VecTile { bk: tuning.gemm_bk.unwrap_or(VEC_BK), ..tile };
+    let forced = VecTile {
+        bk: tuning.gemm_bk.unwrap_or(VEC_BK),
+        buffers: tuning.gemm_buffers.unwrap_or(2),
+        prefetch: tuning.gemm_prefetch.unwrap_or(true),
+        // Staging as loaded applies to a K-contiguous A only.
+        a_rows: a_kfast && tuning.gemm_a_rows == Some(true),
+        ..tile
+    };
     [forced, tile, auto, VecTile { rm: 4, rn: 4, ..auto }].into_iter().find(fits)
 }
 
 /// Outputs per thread (rows, columns) of the automatic vector-load tile: 128 x 128 for shapes
-/// with enough of them (`large`), else 128 x 64 (or 64 x 128 when N > M) where those give
-/// [`LARGE_TILE_MIN_TILES`] workgroups, else 64 x 64. Smaller tiles keep every SM busy on mid
-/// sizes (1024³ has 64 tiles of 128 x 128 for the 132 SMs of an H200) without the split-K
-/// reduction pass.
-fn auto_vec_tile(g: &Gemm, batch: usize, large: bool) -> (u32, u32) {
+/// with enough of them (`large`, reached only with `gemm.vec=on`), else 64 x 64. At 1024³ (64
+/// tiles of 128 x 128 for the 132 SMs of an H200) 64 x 64 tiles without split-K measured faster
+/// than 128 x 64 or 128 x 128 tiles, with or without it.
+fn auto_vec_tile(large: bool) -> (u32, u32) {
     if large {
-        return (8, 8);
+        (8, 8)
+    } else {
+        (4, 4)
     }
-    let tiles = |tm: usize, tn: usize| g.m.div_ceil(tm).saturating_mul(g.n.div_ceil(tn)).saturating_mul(batch);
-    if g.m >= g.n && g.m >= 128 && tiles(128, 64) >= LARGE_TILE_MIN_TILES {
-        return (8, 4);
-    }
-    if g.n > g.m && g.n >= 128 && tiles(64, 128) >= LARGE_TILE_MIN_TILES {
-        return (4, 8);
-    }
-    (4, 4)
 }
 
 /// Which axis of each operand the vector-load kernel reads as vectors — (A along K, B along

@@ -436,39 +436,35 @@ fn vec_tile(rm: u32, rn: u32, bk: u32, a_kfast: bool, b_nfast: bool) -> Variant 
         b_nfast,
         a_rows: false,
         prefetch: true,
-        buffers: 2,
+        buffers: 1,
     })
 }
 
 #[test]
-fn aligned_f32_layouts_use_the_vector_load_kernel_below_the_large_scale() {
+fn aligned_f32_layouts_use_the_vector_load_kernel() {
     let caps = h200_f32_caps();
     let pick = |g: &Gemm, batch| choose_variant(&caps, g, batch).unwrap();
-    // Many 128 x 128 tiles (also ragged, or over a batch): the scalar kernel (33.8 TFLOP/s at
-    // 4096³ on an H200, the vector-load one 30.8); mid sizes: vector loads, 64 x 64 (24.8 at
-    // 1024³, ahead of 128-row tiles with or without split-K).
-    assert_eq!(pick(&f32_gemm(4096, 4096, 4096), 1), Variant::Tiled(Tile::Large));
-    assert_eq!(pick(&f32_gemm(4000, 4000, 4000), 1), Variant::Tiled(Tile::Large));
-    assert_eq!(pick(&f32_gemm(1024, 1024, 64), 4), Variant::Tiled(Tile::Large));
-    assert_eq!(pick(&f32_gemm(1024, 1024, 1024), 1), vec_tile(4, 4, 16, true, true));
-    assert_eq!(pick(&f32_gemm(2048, 1024, 1024), 1), vec_tile(4, 4, 16, true, true));
-    assert_eq!(pick(&f32_gemm(1024, 2048, 1024), 1), vec_tile(4, 4, 16, true, true));
-    assert_eq!(pick(&f32_gemm(36, 44, 20), 1), vec_tile(4, 4, 16, true, true));
-    // `gemm.vec=on` takes large problems to the vector-load kernel's 128 x 128 tile.
-    let mut on = h200_f32_caps();
-    on.tuning.gemm_vec = Some(true);
-    assert_eq!(choose_variant(&on, &f32_gemm(4096, 4096, 4096), 1).unwrap(), vec_tile(8, 8, 16, true, true));
+    // Many 128 x 128 tiles (also ragged, or over a batch): the vector-load kernel's 128 x 128
+    // tile, K step 32, one buffer (35.6 TFLOP/s at 4096³ on an H200, the scalar kernel 33.8);
+    // mid sizes: 64 x 64 (25.5 at 1024³, ahead of 128-row tiles with or without split-K).
+    assert_eq!(pick(&f32_gemm(4096, 4096, 4096), 1), vec_tile(8, 8, 32, true, true));
+    assert_eq!(pick(&f32_gemm(4000, 4000, 4000), 1), vec_tile(8, 8, 32, true, true));
+    assert_eq!(pick(&f32_gemm(1024, 1024, 64), 4), vec_tile(8, 8, 32, true, true));
+    assert_eq!(pick(&f32_gemm(1024, 1024, 1024), 1), vec_tile(4, 4, 32, true, true));
+    assert_eq!(pick(&f32_gemm(2048, 1024, 1024), 1), vec_tile(4, 4, 32, true, true));
+    assert_eq!(pick(&f32_gemm(1024, 2048, 1024), 1), vec_tile(4, 4, 32, true, true));
+    assert_eq!(pick(&f32_gemm(36, 44, 20), 1), vec_tile(4, 4, 32, true, true));
     // Transposed operands: A M-contiguous, B K-contiguous.
     let mut t = f32_gemm(64, 68, 20);
     (t.a.rs, t.a.cs) = (1, 64);
     (t.b.rs, t.b.cs) = (1, 20);
-    assert_eq!(pick(&t, 1), vec_tile(4, 4, 16, false, false));
+    assert_eq!(pick(&t, 1), vec_tile(4, 4, 32, false, false));
     // Batched with aligned batch strides and a broadcast operand.
     let mut b = f32_gemm(36, 44, 20);
     b.batch_dims = vec![3];
     b.a.batch = vec![36 * 20];
     b.b.batch = vec![0];
-    assert_eq!(pick(&b, 3), vec_tile(4, 4, 16, true, true));
+    assert_eq!(pick(&b, 3), vec_tile(4, 4, 32, true, true));
     // The 64 x 64 tiles of 1024³ need no split-K; few workgroups with a long K still split.
     let mid = pick(&f32_gemm(1024, 1024, 1024), 1);
     assert_eq!(choose_split(mid, 1024, 256, 1 << 20), (1, 1024));
@@ -524,54 +520,53 @@ fn tuning_forces_gemm_tiles_steps_and_splits_only_where_exact() {
     };
     let pick = |caps: &DeviceCaps, g: &Gemm| choose_variant(caps, g, 1).unwrap();
     let g = f32_gemm(68, 72, 36);
-    assert_eq!(pick(&with(&|t| t.gemm_tile = Some((128, 64))), &g), vec_tile(8, 4, 16, true, true));
-    assert_eq!(pick(&with(&|t| t.gemm_bk = Some(32)), &g), vec_tile(4, 4, 32, true, true));
-    // BK 8 leaves 64-row tiles with partial vectors per thread, and 128 x 128 with BK 32 does
-    // not fit 48 KiB twice: the forced tile keeps BK 16.
-    assert_eq!(pick(&with(&|t| t.gemm_bk = Some(8)), &g), vec_tile(4, 4, 16, true, true));
+    let two = |v: Variant| match v {
+        Variant::TiledVec(t) => Variant::TiledVec(shaders::linalg::VecTile { buffers: 2, ..t }),
+        other => other,
+    };
+    assert_eq!(pick(&with(&|t| t.gemm_tile = Some((128, 64))), &g), vec_tile(8, 4, 32, true, true));
+    assert_eq!(pick(&with(&|t| t.gemm_bk = Some(16)), &g), vec_tile(4, 4, 16, true, true));
+    // BK 8 leaves 64-row tiles with partial vectors per thread: the forced tile keeps BK 32.
+    assert_eq!(pick(&with(&|t| t.gemm_bk = Some(8)), &g), vec_tile(4, 4, 32, true, true));
+    // 128 x 128 with BK 32 does not fit 48 KiB twice: two buffers then keep the default BK.
     let big = with(&|t| {
         t.gemm_tile = Some((128, 128));
-        t.gemm_bk = Some(32);
+        t.gemm_bk = Some(16);
+        t.gemm_buffers = Some(2);
     });
-    assert_eq!(pick(&big, &g), vec_tile(8, 8, 16, true, true));
+    assert_eq!(pick(&big, &g), two(vec_tile(8, 8, 16, true, true)));
+    let big32 = with(&|t| {
+        t.gemm_tile = Some((128, 128));
+        t.gemm_buffers = Some(2);
+    });
+    assert_eq!(pick(&big32, &g), vec_tile(8, 8, 32, true, true));
     let eight = with(&|t| {
         t.gemm_tile = Some((128, 128));
         t.gemm_bk = Some(8);
     });
     assert_eq!(pick(&eight, &g), vec_tile(8, 8, 8, true, true));
-    // One buffer halves the workgroup memory: 128 x 128 with BK 32 then fits 48 KiB.
-    let single = with(&|t| {
-        t.gemm_tile = Some((128, 128));
-        t.gemm_bk = Some(32);
-        t.gemm_buffers = Some(1);
-    });
-    let one = |v: Variant| match v {
-        Variant::TiledVec(t) => Variant::TiledVec(shaders::linalg::VecTile { buffers: 1, ..t }),
-        other => other,
-    };
-    assert_eq!(pick(&single, &g), one(vec_tile(8, 8, 32, true, true)));
-    assert_eq!(pick(&with(&|t| t.gemm_buffers = Some(1)), &g), one(vec_tile(4, 4, 16, true, true)));
+    // Two buffers where they fit.
+    assert_eq!(pick(&with(&|t| t.gemm_buffers = Some(2)), &g), two(vec_tile(4, 4, 32, true, true)));
     // A staged as loaded where K-contiguous; a transposed A keeps its k-major tile.
     let rows = with(&|t| t.gemm_a_rows = Some(true));
     let as_rows = |v: Variant| match v {
         Variant::TiledVec(t) => Variant::TiledVec(shaders::linalg::VecTile { a_rows: true, ..t }),
         other => other,
     };
-    assert_eq!(pick(&rows, &g), as_rows(vec_tile(4, 4, 16, true, true)));
+    assert_eq!(pick(&rows, &g), as_rows(vec_tile(4, 4, 32, true, true)));
     let mut at = f32_gemm(64, 68, 20);
     (at.a.rs, at.a.cs) = (1, 64);
-    assert_eq!(pick(&rows, &at), vec_tile(4, 4, 16, false, true));
+    assert_eq!(pick(&rows, &at), vec_tile(4, 4, 32, false, true));
     let late = with(&|t| t.gemm_prefetch = Some(false));
     let Variant::TiledVec(t) = pick(&late, &g) else { panic!("the vector-load kernel") };
     assert!(!t.prefetch);
-    // Large problems take the vector-load kernel's overrides only with `gemm.vec=on`.
+    // Large problems: the 128 x 128 tile; forced to two buffers it keeps K step 16.
     let large = f32_gemm(4096, 4096, 4096);
-    assert_eq!(pick(&with(&|t| t.gemm_buffers = Some(1)), &large), Variant::Tiled(Tile::Large));
-    let large_one = with(&|t| {
-        t.gemm_vec = Some(true);
-        t.gemm_buffers = Some(1);
+    let large_two = with(&|t| {
+        t.gemm_bk = Some(16);
+        t.gemm_buffers = Some(2);
     });
-    assert_eq!(pick(&large_one, &large), one(vec_tile(8, 8, 16, true, true)));
+    assert_eq!(pick(&large_two, &large), two(vec_tile(8, 8, 16, true, true)));
     // The scalar kernel has the square tiles only; F64 the small one only.
     let scalar_big = with(&|t| {
         t.gemm_vec = Some(false);

@@ -4,10 +4,12 @@
 //! shape; and the `gemm.*` overrides of [`crate::Tuning`], each applied only where the forced
 //! variant computes the node exactly.
 //!
-//! Defaults from an H200 sweep (kernel GPU time): at 4096³ the scalar 128 x 128 kernel ran
-//! 33.8 TFLOP/s and the vector-load one 30.8 (4000³: 32.8 and 29.2), so large problems keep the
-//! scalar kernel unless `gemm.vec=on`; at 1024³ the vector-load 64 x 64 tile without split-K
-//! ran 24.8, ahead of every 128-row tile with or without split-K.
+//! Defaults from two H200 sweeps (kernel GPU time): at 4096³ the scalar 128 x 128 kernel ran
+//! 33.8 TFLOP/s, the vector-load one double-buffered with K step 16 30.8, with K step 8 33.5,
+//! single-buffered with K step 16 31.6 and single-buffered with K step 32 35.6 (the best: half
+//! the barriers per k of K step 16, and the tile memory of one buffer); at 1024³ the vector-load
+//! 64 x 64 tile without split-K ran 24.8 (K step 16, two buffers) and 25.5 (K step 32, one
+//! buffer), ahead of every 128-row tile with or without split-K.
 
 use super::{Gemm, Strided};
 use crate::device::DeviceCaps;
@@ -15,9 +17,11 @@ use crate::Tuning;
 use backend_api::{bail, DType, Result};
 use shaders::linalg::{Tile, Variant, VecTile};
 
-/// K step of the vector-load kernel: a stand-alone probe of this layout on an H200 was fastest
-/// with 16 (twice the arithmetic per barrier of 8; 32 does not fit 128 x 128 tiles twice).
-const VEC_BK: u32 = 16;
+/// K step of the vector-load kernel: 32, single-buffered (see the module docs for the sweep;
+/// 32 does not fit 128 x 128 tiles twice in 48 KiB).
+const VEC_BK: u32 = 32;
+/// Staged copies of the tiles of the vector-load kernel by default (one: see [`VEC_BK`]).
+const VEC_BUFFERS: u32 = 1;
 /// The vector-load kernel splits K only below this many workgroups (about two per SM of a
 /// 132-SM GPU): the reduction kernel then costs more than the idle SMs it fills…
 pub(super) const VEC_SPLIT_WORKGROUPS: usize = 256;
@@ -49,15 +53,13 @@ pub(super) fn tiled_variant(caps: &DeviceCaps, g: &Gemm, large: bool) -> Result<
 }
 
 /// The vector-load kernel's tile for `g`, when every staged vector is exact (see
-/// `linalg_tiled_vec.wgsl` and [`vec_layout`]), `gemm.vec` is not `off`, and the problem is not
-/// `large` or `gemm.vec` is `on` (the scalar 128 x 128 kernel measured faster there): the forced
-/// tile, K step, buffers, A staging and prefetch where they render and fit the workgroup
-/// memory, else the forced tile with the defaults (K step [`VEC_BK`], double-buffered, A
-/// k-major, prefetch), else the automatic tile ([`auto_vec_tile`]), else 64 x 64; `None` when
-/// none fits.
+/// `linalg_tiled_vec.wgsl` and [`vec_layout`]) and `gemm.vec` is not `off`: the forced tile, K
+/// step, buffers, A staging and prefetch where they render and fit the workgroup memory, else
+/// the forced tile with the defaults (K step [`VEC_BK`], [`VEC_BUFFERS`] buffer, A k-major,
+/// prefetch), else the automatic tile ([`auto_vec_tile`]), else 64 x 64; `None` when none fits.
 fn vec_tile(caps: &DeviceCaps, g: &Gemm, large: bool) -> Option<VecTile> {
     let tuning: &Tuning = &caps.tuning;
-    if g.dtype != DType::F32 || tuning.gemm_vec == Some(false) || (large && tuning.gemm_vec != Some(true)) {
+    if g.dtype != DType::F32 || tuning.gemm_vec == Some(false) {
         return None;
     }
     // Every bound window then starts on 16 bytes, as `array<vec4<f32>>` bindings need.
@@ -68,11 +70,11 @@ fn vec_tile(caps: &DeviceCaps, g: &Gemm, large: bool) -> Option<VecTile> {
     let limit = u64::from(caps.limits.max_compute_workgroup_storage_size);
     let fits = |t: &VecTile| t.renderable() && t.workgroup_bytes() <= limit;
     let (rm, rn) = auto_vec_tile(large);
-    let auto = VecTile { rm, rn, bk: VEC_BK, a_kfast, b_nfast, a_rows: false, prefetch: true, buffers: 2 };
+    let auto = VecTile { rm, rn, bk: VEC_BK, a_kfast, b_nfast, a_rows: false, prefetch: true, buffers: VEC_BUFFERS };
     let tile = tuning.gemm_tile.map_or(auto, |(r, c)| VecTile { rm: r / 16, rn: c / 16, ..auto });
     let forced = VecTile {
         bk: tuning.gemm_bk.unwrap_or(VEC_BK),
-        buffers: tuning.gemm_buffers.unwrap_or(2),
+        buffers: tuning.gemm_buffers.unwrap_or(VEC_BUFFERS),
         prefetch: tuning.gemm_prefetch.unwrap_or(true),
         // Staging as loaded applies to a K-contiguous A only.
         a_rows: a_kfast && tuning.gemm_a_rows == Some(true),
@@ -82,7 +84,7 @@ fn vec_tile(caps: &DeviceCaps, g: &Gemm, large: bool) -> Option<VecTile> {
 }
 
 /// Outputs per thread (rows, columns) of the automatic vector-load tile: 128 x 128 for shapes
-/// with enough of them (`large`, reached only with `gemm.vec=on`), else 64 x 64. At 1024³ (64
+/// with enough of them (`large`), else 64 x 64. At 1024³ (64
 /// tiles of 128 x 128 for the 132 SMs of an H200) 64 x 64 tiles without split-K measured faster
 /// than 128 x 64 or 128 x 128 tiles, with or without it.
 fn auto_vec_tile(large: bool) -> (u32, u32) {

@@ -554,15 +554,21 @@ fn with_types(e: Error, graph: &Graph, i: usize) -> Error {
     e.context(format!("({ins}) -> ({outs})"))
 }
 
-/// The profile name of each distinct kernel source, computed once per compile: naming scans the
-/// whole source, and most dispatches of a graph share a few sources.
+/// The pipelines of one kernel source this compile has used, by binding layout.
+type Known = Vec<(Vec<BindKind>, Arc<Pipeline>)>;
+
+/// The profile name and the pipelines of each distinct kernel source, found once per compile:
+/// naming reads the whole source, and so does each lookup in the device's pipeline cache (a
+/// hash of tens of kilobytes), while most dispatches of a graph share a few sources. One lookup
+/// here per dispatch finds both.
 #[derive(Default)]
-struct KernelNames<'a>(HashMap<&'a str, String>);
+struct KernelNames<'a>(HashMap<&'a str, (String, Known)>);
 
 impl<'a> KernelNames<'a> {
-    fn info(&mut self, origin: &(usize, String), k: &'a Kernel) -> KernelInfo {
-        let name = self.0.entry(k.source.as_str()).or_insert_with(|| shaders::kernel_name(&k.source));
-        KernelInfo::of(origin.0, &origin.1, k, name.clone())
+    fn info(&mut self, origin: &(usize, String), k: &'a Kernel) -> (KernelInfo, &mut Known) {
+        let (name, known) =
+            self.0.entry(k.source.as_str()).or_insert_with(|| (shaders::kernel_name(&k.source), Vec::new()));
+        (KernelInfo::of(origin.0, &origin.1, k, name.clone()), known)
     }
 }
 
@@ -761,7 +767,7 @@ fn prebuild(ctx: &DeviceContext, plans: &[Option<NodePlan>], times: &BuildTimes)
 fn build_dispatch(
     ctx: &DeviceContext,
     k: &Kernel,
-    info: KernelInfo,
+    (info, known): (KernelInfo, &mut Known),
     uniform: Uniform<'_>,
     locate: &impl Fn(&Window) -> Result<Loc>,
     times: &BuildTimes,
@@ -781,11 +787,18 @@ fn build_dispatch(
     let mut kinds = vec![first];
     kinds.extend(k.bindings.iter().map(|(_, kind)| *kind));
     // A cached pipeline's kernel passed `check_kernel` on this device before it was built.
-    let pipe = match ctx.pipelines.cached(&k.source, &kinds) {
-        Some(p) => p,
+    let pipe = match known.iter().find(|(l, _)| *l == kinds) {
+        Some((_, p)) => p.clone(),
         None => {
-            ctx.caps.check_kernel(&k.source)?;
-            ctx.pipelines.get_timed(&ctx.device, &k.source, &kinds, times)?
+            let p = match ctx.pipelines.cached(&k.source, &kinds) {
+                Some(p) => p,
+                None => {
+                    ctx.caps.check_kernel(&k.source)?;
+                    ctx.pipelines.get_timed(&ctx.device, &k.source, &kinds, times)?
+                }
+            };
+            known.push((kinds, p.clone()));
+            p
         }
     };
     let params_size = match per_iteration {

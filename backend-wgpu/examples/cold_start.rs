@@ -28,8 +28,9 @@
 //! lowering, pipeline building, dispatch setup and the cache save, and summed over the pipelines
 //! built the time in `create_shader_module` — naga's WGSL parsing and validation — and in
 //! `create_compute_pipeline` — naga's SPIR-V translation plus the driver's compilation or cache
-//! lookup; `outside_program` is legalisation, params and the executable's arenas and bind
-//! groups), `first_run`, `time_to_first_result`.
+//! lookup; `instance` is the executable's arenas, bind groups and readback buffers;
+//! `outside_program` is the rest: validation, legalisation, the params store), `first_run`,
+//! `time_to_first_result`.
 
 use anyhow::{Context, Result};
 use backend_api::op::{BinaryOp, UnaryOp};
@@ -157,6 +158,8 @@ fn print_stats(s: &CompileStats, compile: std::time::Duration) {
         ("kernels", s.kernels),
         ("distinct_kernels", s.distinct_kernels),
         ("pipelines_built", s.pipelines_built),
+        ("params_blocks", s.params_blocks),
+        ("bind_groups", s.bind_groups),
     ] {
         println!("{name}\t{n}\tcount");
     }
@@ -171,7 +174,8 @@ fn print_stats(s: &CompileStats, compile: std::time::Duration) {
         ("compile.dispatches", s.dispatches),
         ("compile.cache_save", s.cache_save),
         ("compile.program_total", s.total),
-        ("compile.outside_program", compile.saturating_sub(s.total)),
+        ("compile.instance", s.instance),
+        ("compile.outside_program", compile.saturating_sub(s.total).saturating_sub(s.instance)),
     ] {
         println!("{name}\t{:.3}\tms", ms(d));
     }

@@ -51,8 +51,16 @@ pub struct CompileStats {
     pub pipeline_creation: Duration,
     /// Summed over the pipelines built: waiting for their error scopes.
     pub error_scopes: Duration,
-    /// Params uniforms, constant buffers and the dispatches' bindings and grids (wall time).
+    /// Params blocks, constant buffers and the dispatches' bindings and grids (wall time).
     pub dispatches: Duration,
+    /// Distinct params blocks in the program's one uniform buffer (dispatches with the same
+    /// params share a block; a repeated body's dispatch has a run of blocks of its own).
+    pub params_blocks: usize,
+    /// Bind groups of the executable: one per distinct (pipeline, params block, storage ranges).
+    pub bind_groups: usize,
+    /// Making the executable's arenas, bind groups and readback and upload buffers (wall time;
+    /// after `total`).
+    pub instance: Duration,
     /// Writing the persistent pipeline cache back to its file (wall time; zero without one).
     pub cache_save: Duration,
     /// All of the program's build (wall time).
@@ -65,7 +73,8 @@ impl std::fmt::Display for CompileStats {
         write!(
             f,
             "{} nodes, {} kernels, {} distinct, {} built; {:.1} ms: lower {:.1}, pipelines {:.1} \
-             (summed: modules {:.1}, creation {:.1}, scopes {:.1}), dispatches {:.1}, cache save {:.1}",
+             (summed: modules {:.1}, creation {:.1}, scopes {:.1}), dispatches {:.1} ({} params blocks), \
+             cache save {:.1}; instance {:.1} ({} bind groups)",
             self.nodes,
             self.kernels,
             self.distinct_kernels,
@@ -77,7 +86,10 @@ impl std::fmt::Display for CompileStats {
             ms(self.pipeline_creation),
             ms(self.error_scopes),
             ms(self.dispatches),
-            ms(self.cache_save)
+            self.params_blocks,
+            ms(self.cache_save),
+            ms(self.instance),
+            self.bind_groups
         )
     }
 }
@@ -91,15 +103,17 @@ pub(crate) enum Workgroups {
     Indirect(Loc),
 }
 
-/// One dispatch of a program: the pipeline, its params uniform, the ranges it binds, its grid.
+/// One dispatch of a program: the pipeline, its params block, the ranges it binds, its grid.
 pub(crate) struct DispatchSpec {
     /// The pipeline (shared through the device's cache).
     pub pipeline: Arc<Pipeline>,
-    /// The params uniform (binding 0), immutable: one block, or one block per iteration of a
-    /// repeated body.
-    pub uniform: wgpu::Buffer,
-    /// For a repeated body's dispatch, its params blocks: the uniform is bound with a dynamic
-    /// offset of `iteration × stride`.
+    /// Where its params (binding 0) start in the program's uniform buffer (for a repeated body,
+    /// its first block).
+    pub params_offset: u64,
+    /// Bytes of its params block (what is bound).
+    pub params_size: u64,
+    /// For a repeated body's dispatch, its params blocks: the range `params` is bound with a
+    /// dynamic offset of `iteration × stride`.
     pub per_iteration: Option<Blocks>,
     /// Storage bindings 1.. in order.
     pub bindings: Vec<Loc>,
@@ -155,6 +169,10 @@ pub(crate) struct Program {
     pub arena_sizes: Vec<u64>,
     /// Constant buffers, in `Home::Const` order.
     pub consts: Vec<wgpu::Buffer>,
+    /// Every dispatch's params blocks, each at an offset aligned to the device's
+    /// `min_uniform_buffer_offset_alignment`: one buffer instead of one per dispatch, whose
+    /// creation (a staging copy each, mapped at creation) was most of building dispatches.
+    pub uniform: wgpu::Buffer,
     /// Every distinct dispatch (one bind group each).
     pub dispatches: Vec<DispatchSpec>,
     /// The order a run records them in.
@@ -342,6 +360,7 @@ pub(crate) fn build_program(
     let mut dispatches = Vec::new();
     let mut steps = Vec::new();
     let mut names = KernelNames::default();
+    let mut params = ParamsPack::new(ctx);
     for (i, plan) in plans.iter().enumerate() {
         let Some(plan) = plan else { continue };
         let node = &graph.nodes()[i];
@@ -375,12 +394,13 @@ pub(crate) fn build_program(
                 resolve(s.window(w)?)
             };
             let at_node = |e: Error| with_types(e, graph, i).at_node(i, op_label(&node.op));
+            let origin = (i, op_label(&node.op));
             for step in &plan.steps {
-                let what = || format!("the dispatches of node {i} ({})", op_label(&node.op));
-                let origin = (i, op_label(&node.op));
-                let mut out = Built { dispatches: &mut dispatches, steps: &mut steps, names: &mut names };
-                let build = || program_step(ctx, step, &origin, &locate, &times, &mut out);
-                scope::scoped(ctx, what, build).and_then(|r| r).map_err(at_node)?;
+                // No error scope here: a step makes no wgpu object but a pipeline not built
+                // before, whose build has scopes of its own; the params go into one buffer below.
+                let mut out =
+                    Built { dispatches: &mut dispatches, steps: &mut steps, names: &mut names, params: &mut params };
+                program_step(ctx, step, &origin, &locate, &times, &mut out).map_err(at_node)?;
             }
         }
     }
@@ -397,6 +417,8 @@ pub(crate) fn build_program(
             Ok(OutputSlot { loc: stored(v)?, bytes: nbytes(&t)?, dtype: t.0, shape: t.1 })
         })
         .collect::<Result<Vec<_>>>()?;
+    stats.params_blocks = params.blocks;
+    let uniform = params.buffer(ctx)?;
     stats.dispatches = t.elapsed();
     let t = Instant::now();
     // New pipelines go to the persistent cache now, not at exit, which a host may skip.
@@ -407,7 +429,7 @@ pub(crate) fn build_program(
     (stats.pipelines_built, stats.shader_modules, stats.pipeline_creation) = (built, modules, creation);
     (stats.error_scopes, stats.wgsl_bytes_built) = (scopes, bytes);
     stats.total = start.elapsed();
-    Ok(Program { arena_sizes, consts, dispatches, steps, inputs, outputs, stats })
+    Ok(Program { arena_sizes, consts, uniform, dispatches, steps, inputs, outputs, stats })
 }
 
 fn plan_node(ctx: &Arc<DeviceContext>, p: &mut Planner<'_>, i: usize, lower: LowerFn) -> Result<Option<NodePlan>> {
@@ -532,15 +554,21 @@ fn with_types(e: Error, graph: &Graph, i: usize) -> Error {
     e.context(format!("({ins}) -> ({outs})"))
 }
 
-/// The profile name of each distinct kernel source, computed once per compile: naming scans the
-/// whole source, and most dispatches of a graph share a few sources.
+/// The pipelines of one kernel source this compile has used, by binding layout.
+type Known = Vec<(Vec<BindKind>, Arc<Pipeline>)>;
+
+/// The profile name and the pipelines of each distinct kernel source, found once per compile:
+/// naming reads the whole source, and so does each lookup in the device's pipeline cache (a
+/// hash of tens of kilobytes), while most dispatches of a graph share a few sources. One lookup
+/// here per dispatch finds both.
 #[derive(Default)]
-struct KernelNames<'a>(HashMap<&'a str, String>);
+struct KernelNames<'a>(HashMap<&'a str, (String, Known)>);
 
 impl<'a> KernelNames<'a> {
-    fn info(&mut self, origin: &(usize, String), k: &'a Kernel) -> KernelInfo {
-        let name = self.0.entry(k.source.as_str()).or_insert_with(|| shaders::kernel_name(&k.source));
-        KernelInfo::of(origin.0, &origin.1, k, name.clone())
+    fn info(&mut self, origin: &(usize, String), k: &'a Kernel) -> (KernelInfo, &mut Known) {
+        let (name, known) =
+            self.0.entry(k.source.as_str()).or_insert_with(|| (shaders::kernel_name(&k.source), Vec::new()));
+        (KernelInfo::of(origin.0, &origin.1, k, name.clone()), known)
     }
 }
 
@@ -549,6 +577,7 @@ struct Built<'o, 'a> {
     dispatches: &'o mut Vec<DispatchSpec>,
     steps: &'o mut Vec<ProgramStep>,
     names: &'o mut KernelNames<'a>,
+    params: &'o mut ParamsPack,
 }
 
 /// Appends the dispatches of one lowering step and the program step that records them.
@@ -564,14 +593,22 @@ fn program_step<'a>(
         Step::Kernel(k) => {
             out.steps.push(ProgramStep::Dispatch(out.dispatches.len()));
             let info = out.names.info(origin, k);
-            out.dispatches.push(build_dispatch(ctx, k, info, Uniform::Once(&k.params), locate, times)?);
+            out.dispatches.push(build_dispatch(ctx, k, info, Uniform::Once(&k.params), locate, times, out.params)?);
         }
         Step::Repeat(r) => {
             let first = out.dispatches.len();
             for (j, k) in r.body.iter().enumerate() {
                 let blocks = r.params.iter().map(|it| it.get(j).map(|p| &p[..]).unwrap_or(&[])).collect();
                 let info = out.names.info(origin, k);
-                out.dispatches.push(build_dispatch(ctx, k, info, Uniform::PerIteration(blocks), locate, times)?);
+                out.dispatches.push(build_dispatch(
+                    ctx,
+                    k,
+                    info,
+                    Uniform::PerIteration(blocks),
+                    locate,
+                    times,
+                    out.params,
+                )?);
             }
             out.steps.push(ProgramStep::Repeat { times: r.params.len(), first, count: r.body.len() });
         }
@@ -635,6 +672,66 @@ fn uniform_bytes(ctx: &DeviceContext, u: &Uniform<'_>) -> Result<(Vec<u8>, Optio
     }
 }
 
+/// The params blocks of a program's dispatches, laid out in one uniform buffer.
+struct ParamsPack {
+    /// The buffer's contents so far.
+    bytes: Vec<u8>,
+    /// Offset of each single block placed, by its contents: dispatches with equal params (most
+    /// of a chain of same-shaped ops) share one block, and so can share a bind group.
+    shared: HashMap<Vec<u8>, u64>,
+    /// Blocks placed (a repeated body's run counted once).
+    blocks: usize,
+    /// The device's `min_uniform_buffer_offset_alignment` (at least 16).
+    align: usize,
+    /// The device's `max_buffer_size`.
+    max: u64,
+}
+
+impl ParamsPack {
+    fn new(ctx: &DeviceContext) -> ParamsPack {
+        let lim = &ctx.caps.limits;
+        let align = usize::try_from(lim.min_uniform_buffer_offset_alignment.max(16)).unwrap_or(256);
+        ParamsPack { bytes: Vec::new(), shared: HashMap::new(), blocks: 0, align, max: lim.max_buffer_size }
+    }
+
+    /// Appends `block` (padded already) at the next aligned offset, or finds an equal one placed
+    /// before when `share`; returns its offset.
+    fn place(&mut self, block: Vec<u8>, share: bool) -> Result<u64> {
+        if let Some(&at) = share.then(|| self.shared.get(&block)).flatten() {
+            return Ok(at);
+        }
+        let start = self.bytes.len().checked_next_multiple_of(self.align);
+        let end = start.and_then(|s| s.checked_add(block.len()).map(|e| (s, e)));
+        let fits = |e: &usize| u64::try_from(*e).is_ok_and(|e| e <= self.max);
+        let Some((start, end)) = end.filter(|(_, e)| fits(e)) else {
+            bail!(
+                DeviceLimit,
+                "the params of the program's dispatches exceed the device's max_buffer_size {}",
+                self.max
+            )
+        };
+        if self.bytes.try_reserve(end.saturating_sub(self.bytes.len())).is_err() {
+            bail!(Capacity, "cannot allocate {end} bytes of host memory for params");
+        }
+        self.bytes.resize(start, 0);
+        self.bytes.extend_from_slice(&block);
+        let at = u64::try_from(start).map_err(|_| size_error(start))?;
+        self.blocks = self.blocks.saturating_add(1);
+        if share {
+            self.shared.insert(block, at);
+        }
+        Ok(at)
+    }
+
+    /// The uniform buffer holding every block (16 zero bytes when there are none).
+    fn buffer(&self, ctx: &DeviceContext) -> Result<wgpu::Buffer> {
+        let empty = [0u8; 16];
+        let bytes = if self.bytes.is_empty() { &empty[..] } else { &self.bytes[..] };
+        let what = || format!("the params uniform of {} bytes", bytes.len());
+        scope::buffer_init(ctx, "params", bytes, wgpu::BufferUsages::UNIFORM, &what)
+    }
+}
+
 /// Builds the pipelines of every kernel of `plans` in parallel ([`WgpuOptions::compile_threads`]);
 /// the program's serial pass then finds them cached. Kernels the device cannot run are left to
 /// that pass, which reports them with their node. Returns the number of distinct kernels and
@@ -670,10 +767,11 @@ fn prebuild(ctx: &DeviceContext, plans: &[Option<NodePlan>], times: &BuildTimes)
 fn build_dispatch(
     ctx: &DeviceContext,
     k: &Kernel,
-    info: KernelInfo,
+    (info, known): (KernelInfo, &mut Known),
     uniform: Uniform<'_>,
     locate: &impl Fn(&Window) -> Result<Loc>,
     times: &BuildTimes,
+    pack: &mut ParamsPack,
 ) -> Result<DispatchSpec> {
     let lim = &ctx.caps.limits;
     if u32::try_from(k.bindings.len()).map_or(true, |n| n > lim.max_storage_buffers_per_shader_stage) {
@@ -689,15 +787,25 @@ fn build_dispatch(
     let mut kinds = vec![first];
     kinds.extend(k.bindings.iter().map(|(_, kind)| *kind));
     // A cached pipeline's kernel passed `check_kernel` on this device before it was built.
-    let pipe = match ctx.pipelines.cached(&k.source, &kinds) {
-        Some(p) => p,
+    let pipe = match known.iter().find(|(l, _)| *l == kinds) {
+        Some((_, p)) => p.clone(),
         None => {
-            ctx.caps.check_kernel(&k.source)?;
-            ctx.pipelines.get_timed(&ctx.device, &k.source, &kinds, times)?
+            let p = match ctx.pipelines.cached(&k.source, &kinds) {
+                Some(p) => p,
+                None => {
+                    ctx.caps.check_kernel(&k.source)?;
+                    ctx.pipelines.get_timed(&ctx.device, &k.source, &kinds, times)?
+                }
+            };
+            known.push((kinds, p.clone()));
+            p
         }
     };
-    let what = || format!("a params uniform of {} bytes", params.len());
-    let ubuf = scope::buffer_init(ctx, "params", &params, wgpu::BufferUsages::UNIFORM, &what)?;
+    let params_size = match per_iteration {
+        Some(b) => b.block,
+        None => u64::try_from(params.len()).map_err(|_| size_error(params.len()))?,
+    };
+    let params_offset = pack.place(params, per_iteration.is_none())?;
     let locs: Vec<Loc> = k.bindings.iter().map(|(w, _)| locate(w)).collect::<Result<_>>()?;
     let align = u64::from(lim.min_storage_buffer_offset_alignment.max(4));
     for l in &locs {
@@ -719,7 +827,7 @@ fn build_dispatch(
     }
     let workgroups = workgroups(ctx, k, &locs, locate)?;
     let info = Arc::new(info);
-    Ok(DispatchSpec { pipeline: pipe, uniform: ubuf, per_iteration, bindings: locs, workgroups, info })
+    Ok(DispatchSpec { pipeline: pipe, params_offset, params_size, per_iteration, bindings: locs, workgroups, info })
 }
 
 /// The dispatch's workgroups: direct counts checked against the device, or the location of

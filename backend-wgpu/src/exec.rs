@@ -124,7 +124,7 @@ impl WgpuExecutable {
     /// How the most recently used variant's compile went: kernels, pipelines built, where the
     /// time went ([`crate::CompileStats`]); `None` before a symbolic graph's first run.
     pub fn compile_stats(&self) -> Option<&crate::CompileStats> {
-        self.instances.most_recent().map(|i| &i.program.stats)
+        self.instances.most_recent().map(|i| &i.stats)
     }
 
     /// Number of compiled variants this executable holds instances of.

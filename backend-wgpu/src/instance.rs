@@ -2,21 +2,26 @@
 //! that tie the program's dispatches to them, the params and the constants. Made once per
 //! (executable, variant); reused by every run.
 
-use crate::compile::{DispatchSpec, Program};
+use crate::compile::{CompileStats, DispatchSpec, Program};
 use crate::device::DeviceContext;
 use crate::params::ParamStore;
 use crate::plan::{Home, Loc};
 use crate::scope;
 use backend_api::{bail, Result, Signature, Slot};
+use std::collections::HashMap;
 use std::sync::Arc;
+use std::time::Instant;
 
 /// Arenas, bind groups and the readback and upload buffers of one executable for one program.
 pub(crate) struct Instance {
     /// The compiled program (shared with clones).
     pub program: Arc<Program>,
     arenas: Vec<wgpu::Buffer>,
-    /// One bind group per dispatch of the program.
+    /// The bind group of each dispatch of the program (dispatches that bind the same pipeline,
+    /// params block and ranges share one).
     pub bind_groups: Vec<wgpu::BindGroup>,
+    /// The program's compile stats with this instance's part added.
+    pub stats: CompileStats,
     /// Host-visible buffers that receive the host-placed outputs: several when together they
     /// exceed the device's `max_buffer_size` (each output fits one, as its arena range does).
     pub staging: Vec<wgpu::Buffer>,
@@ -71,6 +76,7 @@ pub(crate) fn pack(sizes: &[u64], align: u64, max: u64, name: &dyn Fn(usize) -> 
 impl Instance {
     /// Allocates the arenas, builds the bind groups and the readback and upload buffers.
     pub fn new(ctx: &DeviceContext, program: Arc<Program>, params: &ParamStore, sig: &Signature) -> Result<Instance> {
+        let start = Instant::now();
         // INDIRECT: control buffers (the last arenas) hold workgroup counts that kernels write.
         let usage = wgpu::BufferUsages::STORAGE
             | wgpu::BufferUsages::COPY_DST
@@ -86,31 +92,82 @@ impl Instance {
             program: program.clone(),
             arenas,
             bind_groups: Vec::new(),
+            stats: program.stats.clone(),
             staging: Vec::new(),
             staging_offsets: Vec::new(),
             upload: Vec::new(),
             upload_offsets: Vec::new(),
         };
-        for (k, d) in program.dispatches.iter().enumerate() {
-            let bg = inst.bind_group(ctx, d, params).map_err(|e| e.context(format!("dispatch {k}")))?;
-            inst.bind_groups.push(bg);
-        }
+        inst.make_bind_groups(ctx, params)?;
         inst.make_staging(ctx, sig)?;
         inst.make_upload(ctx, sig)?;
+        inst.stats.instance = start.elapsed();
         Ok(inst)
     }
 
-    /// The bind group of dispatch `d`: its params uniform and its storage ranges.
-    fn bind_group(&self, ctx: &DeviceContext, d: &DispatchSpec, params: &ParamStore) -> Result<wgpu::BindGroup> {
-        let uniform = match d.per_iteration {
-            // One block, selected per iteration by the dynamic offset.
-            Some(blocks) => wgpu::BindingResource::Buffer(wgpu::BufferBinding {
-                buffer: &d.uniform,
-                offset: 0,
-                size: std::num::NonZeroU64::new(blocks.block),
-            }),
-            None => d.uniform.as_entire_binding(),
+    /// Makes the bind group of every dispatch, one per distinct (pipeline, params range, storage
+    /// ranges), all inside one pair of error scopes: a scope's push and pop, per bind group, cost
+    /// more than the bind group. Where the batch fails, they are made again one scope each to
+    /// name the dispatch.
+    fn make_bind_groups(&mut self, ctx: &DeviceContext, params: &ParamStore) -> Result<()> {
+        let program = self.program.clone();
+        let what = || format!("the bind groups of {} dispatches", program.dispatches.len());
+        let batch = scope::scoped(ctx, what, || self.distinct_bind_groups(ctx, &program, params, false));
+        let (groups, distinct) = match batch {
+            Ok(made) => made?,
+            Err(e) => match self.distinct_bind_groups(ctx, &program, params, true) {
+                Ok(_) => return Err(e),
+                Err(named) => return Err(named),
+            },
         };
+        self.bind_groups = groups;
+        self.stats.bind_groups = distinct;
+        Ok(())
+    }
+
+    /// The bind group of each dispatch and the number of distinct ones; with `scoped`, each
+    /// made inside error scopes of its own (see [`scope::scoped`]).
+    fn distinct_bind_groups(
+        &self,
+        ctx: &DeviceContext,
+        program: &Program,
+        params: &ParamStore,
+        scoped: bool,
+    ) -> Result<(Vec<wgpu::BindGroup>, usize)> {
+        type Key<'p> = (*const crate::pipelines::Pipeline, u64, u64, &'p [Loc]);
+        let mut made: HashMap<Key<'_>, wgpu::BindGroup> = HashMap::new();
+        let mut groups = Vec::with_capacity(program.dispatches.len());
+        for (k, d) in program.dispatches.iter().enumerate() {
+            let key = (Arc::as_ptr(&d.pipeline), d.params_offset, d.params_size, &d.bindings[..]);
+            let bg = match made.get(&key) {
+                Some(bg) => bg.clone(),
+                None => {
+                    let bg = self.bind_group(ctx, d, params, scoped).map_err(|e| e.context(format!("dispatch {k}")))?;
+                    made.insert(key, bg.clone());
+                    bg
+                }
+            };
+            groups.push(bg);
+        }
+        Ok((groups, made.len()))
+    }
+
+    /// The bind group of dispatch `d`: its params block and its storage ranges; with `scoped`,
+    /// made inside error scopes.
+    fn bind_group(
+        &self,
+        ctx: &DeviceContext,
+        d: &DispatchSpec,
+        params: &ParamStore,
+        scoped: bool,
+    ) -> Result<wgpu::BindGroup> {
+        // A repeated body's dispatch binds its first block; the dynamic offset selects the
+        // iteration's.
+        let uniform = wgpu::BindingResource::Buffer(wgpu::BufferBinding {
+            buffer: &self.program.uniform,
+            offset: d.params_offset,
+            size: std::num::NonZeroU64::new(d.params_size),
+        });
         let mut entries = vec![wgpu::BindGroupEntry { binding: 0, resource: uniform }];
         for (j, l) in d.bindings.iter().enumerate() {
             let Some(binding) = u32::try_from(j).ok().and_then(|j| j.checked_add(1)) else {
@@ -125,14 +182,18 @@ impl Instance {
                 }),
             });
         }
-        let what = || format!("a bind group of {} storage ranges", d.bindings.len());
-        scope::scoped(ctx, what, || {
+        let make = || {
             ctx.device.create_bind_group(&wgpu::BindGroupDescriptor {
                 label: None,
                 layout: &d.pipeline.layout,
                 entries: &entries,
             })
-        })
+        };
+        if !scoped {
+            return Ok(make());
+        }
+        let what = || format!("a bind group of {} storage ranges", d.bindings.len());
+        scope::scoped(ctx, what, make)
     }
 
     /// Lays out every output in readback buffers, split at the device's `max_buffer_size`.

@@ -151,8 +151,8 @@ impl PipelineCache {
 
 impl PipelineCache {
     /// Builds the pipelines of `jobs` (source, layout) that are not cached yet on up to
-    /// `threads` threads at once, so that compiling a graph of many distinct kernels costs about
-    /// one kernel's shader translation per thread instead of all of them in a row. Errors are
+    /// `threads` threads at once (in this thread for one), so that compiling a graph of many
+    /// distinct kernels costs about one kernel's shader translation per thread instead of all of them in a row. Errors are
     /// dropped here: a kernel that fails is built again, alone, where the program needs it,
     /// and that build reports the error with its node.
     pub(crate) fn prebuild(&self, device: &wgpu::Device, jobs: Vec<Key>, threads: usize, times: &BuildTimes) {
@@ -160,11 +160,18 @@ impl PipelineCache {
         let mut seen = std::collections::HashSet::new();
         todo.retain(|k| seen.insert(k.clone()));
         let threads = threads.min(todo.len());
+        let opts = self.build_options();
         if threads < 2 {
+            // Built here, not left to the dispatch pass, so that the build's time is counted
+            // as `CompileStats::pipelines` with one thread too.
+            for (source, kinds) in &todo {
+                if let Ok(p) = build(device, source, kinds, opts, times) {
+                    self.insert(source, kinds, Arc::new(p));
+                }
+            }
             return;
         }
         let next = std::sync::atomic::AtomicUsize::new(0);
-        let opts = self.build_options();
         std::thread::scope(|s| {
             for _ in 0..threads {
                 s.spawn(|| {

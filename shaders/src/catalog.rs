@@ -6,19 +6,27 @@ include!(concat!(env!("OUT_DIR"), "/wgsl_files.rs"));
 /// The first line of a file that declares an entry point (`@compute`): every family file starts
 /// with its own comment line, which rendering keeps (slots never sit on the first line).
 fn entry_files() -> impl Iterator<Item = (&'static str, &'static str)> {
-    WGSL_FILES
+    // Found once: scanning every file for `@compute` on every call cost more than the lookup.
+    static ENTRIES: std::sync::OnceLock<Vec<(&'static str, &'static str)>> = std::sync::OnceLock::new();
+    ENTRIES
+        .get_or_init(|| {
+            WGSL_FILES
+                .iter()
+                .filter(|(_, text)| text.contains("@compute"))
+                .filter_map(|(name, text)| Some((*name, text.lines().next().filter(|l| !l.trim().is_empty())?)))
+                .collect()
+        })
         .iter()
-        .filter(|(_, text)| text.contains("@compute"))
-        .filter_map(|(name, text)| Some((*name, text.lines().next().filter(|l| !l.trim().is_empty())?)))
+        .copied()
 }
 
 /// The `.wgsl` file whose entry point the rendered module `source` runs, found by that file's
 /// first line; `None` for a module not rendered from this crate's files.
 pub fn kernel_file(source: &str) -> Option<&'static str> {
-    entry_files()
-        .filter(|(_, first)| source.lines().any(|l| l == *first))
-        .max_by_key(|(_, first)| first.len())
-        .map(|(name, _)| name)
+    // The source's lines are read once into a set, not once per entry file: a compile names
+    // every distinct kernel it renders, each tens of kilobytes.
+    let lines: std::collections::HashSet<&str> = source.lines().collect();
+    entry_files().filter(|(_, first)| lines.contains(first)).max_by_key(|(_, first)| first.len()).map(|(name, _)| name)
 }
 
 /// 32 bits of the FNV-1a hash of `source`, as 8 hex digits: the same rendered variant always

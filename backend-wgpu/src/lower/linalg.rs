@@ -12,6 +12,7 @@ use super::builder::{u32_of, vec4s, Kernel, Lower, Operand, Window};
 use super::{collapse, Grid};
 use crate::device::DeviceCaps;
 use crate::pipelines::BindKind;
+use crate::Tuning;
 use backend_api::op::{DotGeneralAttrs, Op, UnaryOp};
 use backend_api::shape::try_numel;
 use backend_api::shape::{broadcast_strides, strides};
@@ -174,13 +175,8 @@ fn gemm(b: &mut Lower<'_>, g: &Gemm, epi: Epilogue, out: &Operand) -> Result<()>
     let tile = |t: u32| usize::try_from(t).unwrap_or(usize::MAX).max(1);
     let blocks = [g.n.div_ceil(tile(bn)), g.m.div_ceil(tile(bm))];
     let workgroups = try_numel(&[blocks[0], blocks[1], batch])?;
-    let tune = &b.caps().tuning;
-    let forced = match variant {
-        Variant::Gemv(_) => gemv::forced_split(tune, g.k, out_numel),
-        _ => tiled::forced_split(tune, variant, g.k, out_numel)
-            .or_else(|| coop::forced_split(b.caps(), variant, g.k, out_numel)),
-    };
-    let (nsplit, kc) = forced.unwrap_or_else(|| choose_split(variant, g.k, workgroups, out_numel));
+    let (nsplit, kc) = forced_split(&b.caps().tuning, variant, g.k, out_numel)
+        .unwrap_or_else(|| choose_split(variant, g.k, workgroups, out_numel));
     check_headroom(g, nsplit, kc)?;
     // Split-K: the product kernel writes partial sums to scratch and the reduction finishes.
     let (product_out, product_dtype, product_epi) = if nsplit > 1 {
@@ -323,6 +319,29 @@ fn choose_variant(caps: &DeviceCaps, g: &Gemm, batch: usize) -> Result<Variant> 
         return Ok(v);
     }
     tiled::tiled_variant(caps, g, large)
+}
+
+/// The K split a `*.split` override forces on `variant` (`gemm.split` for the tiled kernels,
+/// `coop.split` for the cooperative ones, `gemv.split` for the GEMV kernel; the skinny kernel
+/// has none), as `(nsplit, kc)`: that many splits, fewer where a split would hold less than 16 k
+/// or the partial sums would exceed 32-bit indices. Ranges start on multiples of 16, as the
+/// vector-load kernels need. `None`: no override, the automatic choice stands.
+fn forced_split(tuning: &Tuning, variant: Variant, k: usize, out_numel: usize) -> Option<(usize, usize)> {
+    let want = match variant {
+        Variant::Tiled(_) | Variant::TiledVec(_) => tuning.gemm_split,
+        Variant::Coop(_) | Variant::CoopVec(_) => tuning.coop_split,
+        Variant::Gemv(_) => tuning.gemv_split,
+        Variant::Skinny { .. } => None,
+    };
+    let want = usize::try_from(want?).ok()?;
+    // The partial sums must stay addressable with 32-bit indices.
+    let by_index = usize::try_from(u32::MAX).unwrap_or(usize::MAX) / out_numel.max(1);
+    let s = want.min(by_index).min(k.div_ceil(16));
+    if s <= 1 {
+        return Some((1, k));
+    }
+    let kc = k.div_ceil(s).next_multiple_of(16);
+    Some((k.div_ceil(kc), kc))
 }
 
 /// Splits K over several workgroups when the output alone gives too few of them to fill a large

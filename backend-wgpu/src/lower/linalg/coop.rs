@@ -142,21 +142,3 @@ pub(super) fn f16_to_f32_square(c: &CooperativeMatrixProperties) -> bool {
         && c.n_size == c.k_size
         && matches!(c.m_size, 8 | 16)
 }
-
-/// The K split `coop.split` forces on a cooperative GEMM, as `(nsplit, kc)` (`None`: no
-/// override, or not a cooperative variant): that many splits, fewer where a split would hold
-/// less than 16 k or the partial sums would exceed 32-bit indices; ranges are multiples of 16
-/// (whole 8-element groups for the vector kernel).
-pub(super) fn forced_split(caps: &DeviceCaps, variant: Variant, k: usize, out_numel: usize) -> Option<(usize, usize)> {
-    if !matches!(variant, Variant::Coop(_) | Variant::CoopVec(_)) {
-        return None;
-    }
-    let want = usize::try_from(caps.tuning.coop_split?).ok()?;
-    let by_index = usize::try_from(u32::MAX).unwrap_or(usize::MAX) / out_numel.max(1);
-    let s = want.min(by_index).min(k.div_ceil(16));
-    if s <= 1 {
-        return Some((1, k));
-    }
-    let kc = k.div_ceil(s).next_multiple_of(16);
-    Some((k.div_ceil(kc), kc))
-}

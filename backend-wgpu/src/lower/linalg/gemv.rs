@@ -74,20 +74,6 @@ pub(super) fn whole_words(tune: &Tuning, t: GemvTile, g: &Gemm, out: &Operand) -
     tune.gemv_zero != Some(true) && t.whole_words() && g.n.is_multiple_of(2) && out.window.offset.is_multiple_of(4)
 }
 
-/// The K split forced by `gemv.split` for the GEMV kernels: (nsplit, kc), ranges starting on
-/// multiples of 16 (whole vectors of B for the K-contiguous kernel); `None` when not forced.
-pub(super) fn forced_split(tune: &Tuning, k: usize, out_numel: usize) -> Option<(usize, usize)> {
-    let want = usize::try_from(tune.gemv_split?).ok()?;
-    // The partial sums must stay addressable with 32-bit indices.
-    let by_index = usize::try_from(u32::MAX).unwrap_or(usize::MAX) / out_numel.max(1);
-    let s = want.min(by_index).min(k.div_ceil(16));
-    if s <= 1 {
-        return Some((1, k));
-    }
-    let kc = k.div_ceil(s).next_multiple_of(16);
-    Some((k.div_ceil(kc), kc))
-}
-
 /// Column units per workgroup: the most that keep `target` workgroups over `units` columns and
 /// `others` row blocks and batches, but no more K lanes than half of `k_steps` (short K spreads
 /// over columns instead).
@@ -194,16 +180,6 @@ mod tests {
         assert_eq!(gemv_tile(&c, &kdot_of(DType::F32, 1, 1024, 4096), 1).unwrap().ct, 1);
         let odd = kdot_of(DType::F16, 1, 63, 64);
         assert!(!whole_words(&c.tuning, t, &odd, &out));
-    }
-
-    #[test]
-    fn forced_splits_start_on_whole_vectors() {
-        let mut t = Tuning::default();
-        assert_eq!(forced_split(&t, 4096, 4096), None);
-        t.gemv_split = Some(8);
-        assert_eq!(forced_split(&t, 4096, 4096), Some((8, 512)));
-        assert_eq!(forced_split(&t, 100, 16), Some((7, 16)));
-        assert_eq!(forced_split(&t, 16, 16), Some((1, 16)));
     }
 
     #[test]

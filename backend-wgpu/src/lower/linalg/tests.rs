@@ -357,7 +357,7 @@ fn coop_splits_k_only_for_few_workgroups_and_long_k() {
         let v = choose_variant(caps, &g, 1).unwrap();
         let (bm, bn) = v.block(DType::F16);
         let wgs = m.div_ceil(bm as usize) * n.div_ceil(bn as usize);
-        coop::forced_split(caps, v, k, m * n).unwrap_or_else(|| choose_split(v, k, wgs, m * n))
+        forced_split(&caps.tuning, v, k, m * n).unwrap_or_else(|| choose_split(v, k, wgs, m * n))
     };
     // 1024³: 256 workgroups of 64 x 64, no split.
     assert_eq!(split(&caps, 1024, 1024, 1024), (1, 1024));
@@ -374,7 +374,7 @@ fn coop_splits_k_only_for_few_workgroups_and_long_k() {
     assert!(kc % 16 == 0 && s * kc >= 4104 && (s - 1) * kc < 4104, "{s} x {kc}");
     assert_eq!(split(&caps, 64, 64, 24), (2, 16));
     // Other variants ignore it.
-    assert_eq!(coop::forced_split(&caps, Variant::Tiled(Tile::Small), 1030, 4096), None);
+    assert_eq!(forced_split(&caps.tuning, Variant::Skinny { nfast: true }, 1030, 4096), None);
 }
 
 #[test]
@@ -582,12 +582,20 @@ fn tuning_forces_gemm_tiles_steps_and_splits_only_where_exact() {
     // Forced splits: tiled variants only, ranges on multiples of 16, at most one per 16 k.
     let split = with(&|t| t.gemm_split = Some(3)).tuning;
     let v = vec_tile(4, 4, 16, true, true);
-    assert_eq!(tiled::forced_split(&split, v, 1000, 100), Some((3, 336)));
-    assert_eq!(tiled::forced_split(&split, Variant::Tiled(Tile::Small), 20, 100), Some((2, 16)));
-    assert_eq!(tiled::forced_split(&split, v, 16, 100), Some((1, 16)));
-    assert_eq!(tiled::forced_split(&split, v, 0, 100), Some((1, 0)));
-    assert_eq!(tiled::forced_split(&split, Variant::Skinny { nfast: true }, 1000, 100), None);
-    assert_eq!(tiled::forced_split(&crate::Tuning::default(), v, 1000, 100), None);
+    assert_eq!(forced_split(&split, v, 1000, 100), Some((3, 336)));
+    assert_eq!(forced_split(&split, Variant::Tiled(Tile::Small), 20, 100), Some((2, 16)));
+    assert_eq!(forced_split(&split, v, 16, 100), Some((1, 16)));
+    assert_eq!(forced_split(&split, v, 0, 100), Some((1, 0)));
+    assert_eq!(forced_split(&split, Variant::Skinny { nfast: true }, 1000, 100), None);
+    assert_eq!(forced_split(&crate::Tuning::default(), v, 1000, 100), None);
+    // `gemv.split` for the GEMV kernel.
+    let gemv = Variant::Gemv(shaders::linalg::GemvTile::new(4, 1));
+    let mut t = crate::Tuning::default();
+    assert_eq!(forced_split(&t, gemv, 4096, 4096), None);
+    t.gemv_split = Some(8);
+    assert_eq!(forced_split(&t, gemv, 4096, 4096), Some((8, 512)));
+    assert_eq!(forced_split(&t, gemv, 100, 16), Some((7, 16)));
+    assert_eq!(forced_split(&t, gemv, 16, 16), Some((1, 16)));
 }
 
 /// The kernels of a MatMul `[m, k] x [k, n]` of dtype `d` lowered on `caps`.

@@ -132,21 +132,3 @@ fn whole_vectors(s: &Strided, len: usize, fast: usize, other: usize) -> bool {
         && s.window.bytes.is_multiple_of(16)
         && s.window.bytes >= 16
 }
-
-/// The K split `gemm.split` forces on a tiled variant, as (nsplit, kc): at most one split per
-/// 16 k and as many as keep the partial sums within 32-bit indices; `None` when not forced or
-/// not a tiled variant (the automatic choice stands).
-pub(super) fn forced_split(tuning: &Tuning, variant: Variant, k: usize, out_numel: usize) -> Option<(usize, usize)> {
-    let want = usize::try_from(tuning.gemm_split?).ok()?;
-    if !matches!(variant, Variant::Tiled(_) | Variant::TiledVec(_)) {
-        return None;
-    }
-    let by_index = usize::try_from(u32::MAX).unwrap_or(usize::MAX) / out_numel.max(1);
-    let s = want.min(by_index).min(k.div_ceil(16));
-    if s <= 1 {
-        return Some((1, k));
-    }
-    // Split ranges start on multiples of 16, as the vector-load kernels require.
-    let kc = k.div_ceil(s).next_multiple_of(16);
-    Some((k.div_ceil(kc), kc))
-}

@@ -195,11 +195,18 @@ fn gemm(b: &mut Lower<'_>, g: &Gemm, epi: Epilogue, out: &Operand) -> Result<()>
     }
     bindings.push((product_out, BindKind::Write));
     // Packed outputs are stored with atomic ORs into zeroed memory, except where every word is
-    // written whole by one invocation (the GEMV kernels for even N, not split over K).
-    let whole = match variant {
-        Variant::Gemv(t) => nsplit == 1 && gemv::whole_words(&b.caps().tuning, t, g, out),
-        _ => false,
-    };
+    // written whole by one invocation: the GEMV kernels for even N, and the tiled and
+    // cooperative kernels, whose `store4` calls start on multiples of 4 columns and write two
+    // whole words each when N is a multiple of 4 and the output starts on a word; not where
+    // K is split (the reduction kernel stores elements).
+    let whole = nsplit == 1
+        && match variant {
+            Variant::Gemv(t) => gemv::whole_words(&b.caps().tuning, t, g, out),
+            Variant::Tiled(_) | Variant::TiledVec(_) | Variant::Coop(_) | Variant::CoopVec(_) => {
+                g.n.is_multiple_of(4) && out.window.offset.is_multiple_of(4)
+            }
+            Variant::Skinny { .. } => false,
+        };
     if !whole {
         b.zero_if_packed(out)?;
     }

@@ -622,3 +622,23 @@ fn f32_matmul_lowers_to_the_trusted_vector_load_kernel() {
     let ks = lower_matmul(&split, DType::F32, 37, 44, 40);
     assert_eq!(files(&ks), ["linalg_tiled_vec.wgsl", "linalg_splitk.wgsl"]);
 }
+
+#[test]
+fn packed_tiled_outputs_skip_the_zeroing_pass_only_where_every_word_is_written_whole() {
+    let caps = h200_f32_caps();
+    let files = |ks: &[Kernel]| ks.iter().filter_map(|k| shaders::kernel_file(&k.source)).collect::<Vec<_>>();
+    // N a multiple of 4, K not split: two whole words per `store4`, no zeroing.
+    assert_eq!(files(&lower_matmul(&caps, DType::F16, 37, 44, 20)), ["linalg.wgsl"]);
+    // N = 46: edge columns are stored element by element into zeroed words.
+    assert_eq!(files(&lower_matmul(&caps, DType::BF16, 37, 46, 20)), ["zero.wgsl", "linalg.wgsl"]);
+    // K split: the reduction stores elements.
+    let mut split = h200_f32_caps();
+    split.tuning.gemm_split = Some(2);
+    assert_eq!(
+        files(&lower_matmul(&split, DType::F16, 37, 44, 40)),
+        ["zero.wgsl", "linalg.wgsl", "linalg_splitk.wgsl"]
+    );
+    // The cooperative kernels store through the same `store4`.
+    let coop = coop_caps(vec![coop_config(16, CooperativeScalarType::F16, CooperativeScalarType::F32)]);
+    assert!(!files(&lower_matmul(&coop, DType::F16, 64, 64, 64)).contains(&"zero.wgsl"));
+}

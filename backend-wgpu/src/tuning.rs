@@ -123,19 +123,13 @@ impl Tuning {
             "coop.stage" => self.coop_stage = Some(parse_coop_stage(value)?),
             "coop.bk" => self.coop_bk = Some(parse_u32(key, value, &[32, 64])?),
             "coop.buffers" => self.coop_buffers = Some(parse_u32(key, value, &[1, 2])?),
-            "coop.split" => self.coop_split = Some(parse_u32(key, value, &(1..=64).collect::<Vec<_>>())?),
+            "coop.split" => self.coop_split = Some(parse_range(key, value, 1..=64)?),
             "gemv.ct" => self.gemv_ct = Some(parse_u32(key, value, &[1, 2, 4, 8, 16, 32, 64])?),
             "gemv.unroll" => self.gemv_unroll = Some(parse_u32(key, value, &[1, 2, 4, 8, 16])?),
             "gemv.subgroups" => self.gemv_subgroups = Some(parse_bool(key, value)?),
-            "gemv.workgroups" => {
-                let v = parse_u32(key, value, &[])?;
-                if v == 0 {
-                    bail!(Input, "tuning key {key:?} takes a positive count, got {value:?}");
-                }
-                self.gemv_workgroups = Some(v);
-            }
+            "gemv.workgroups" => self.gemv_workgroups = Some(parse_range(key, value, 1..=u32::MAX)?),
             "gemv.kdot" => self.gemv_kdot = Some(parse_bool(key, value)?),
-            "gemv.split" => self.gemv_split = Some(parse_u32(key, value, &(1..=64).collect::<Vec<_>>())?),
+            "gemv.split" => self.gemv_split = Some(parse_range(key, value, 1..=64)?),
             "gemv.zero" => self.gemv_zero = Some(parse_bool(key, value)?),
             "gemm.vec" => self.gemm_vec = Some(parse_bool(key, value)?),
             "gemm.tile" => self.gemm_tile = Some(parse_gemm_tile(value)?),
@@ -149,7 +143,7 @@ impl Tuning {
             }
             "gemm.prefetch" => self.gemm_prefetch = Some(parse_bool(key, value)?),
             "gemm.buffers" => self.gemm_buffers = Some(parse_u32(key, value, &[1, 2])?),
-            "gemm.split" => self.gemm_split = Some(parse_u32(key, value, &(1..=64).collect::<Vec<_>>())?),
+            "gemm.split" => self.gemm_split = Some(parse_range(key, value, 1..=64)?),
             _ => bail!(Input, "unknown tuning key {key:?}; known keys: {}", known_keys()),
         }
         Ok(())
@@ -165,9 +159,6 @@ impl Tuning {
 }
 
 fn known_keys() -> String {
-    if Tuning::KEYS.is_empty() {
-        return "none".to_string();
-    }
     Tuning::KEYS.iter().map(|(k, v)| format!("{k} ({v})")).collect::<Vec<_>>().join(", ")
 }
 
@@ -190,10 +181,18 @@ fn parse_coop_stage(value: &str) -> Result<CoopStageChoice> {
     })
 }
 
-/// Parses an unsigned override value, checking it against `allowed` (any value when empty).
+/// Parses an unsigned override value within `range`.
+fn parse_range(key: &str, value: &str, range: std::ops::RangeInclusive<u32>) -> Result<u32> {
+    match value.parse::<u32>() {
+        Ok(v) if range.contains(&v) => Ok(v),
+        _ => bail!(Input, "tuning key {key:?} takes {} to {}, got {value:?}", range.start(), range.end()),
+    }
+}
+
+/// Parses an unsigned override value, one of `allowed`.
 pub(crate) fn parse_u32(key: &str, value: &str, allowed: &[u32]) -> Result<u32> {
     match value.parse::<u32>() {
-        Ok(v) if allowed.is_empty() || allowed.contains(&v) => Ok(v),
+        Ok(v) if allowed.contains(&v) => Ok(v),
         _ => bail!(Input, "tuning key {key:?} takes one of {allowed:?}, got {value:?}"),
     }
 }

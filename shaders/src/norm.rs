@@ -5,6 +5,9 @@
 //! reduced with subgroup operations where the device has them, otherwise in workgroup memory in
 //! two fixed-order levels; longer rows re-read the row for each pass ([`module`]).
 //!
+//! The fused residual norms (§2.7.8–2.7.9) are LayerNorm and RmsNorm variants whose row element
+//! is the residual sum ([`module_fused`], in `fused`).
+//!
 //! A variant is ([`NormKind`], dtype, has beta). `norm_common.wgsl` is filled with the float type
 //! the op computes in (f32 for F32/F16/BF16, f64 for F64) and its helpers; the kind picks the
 //! kernel body. F64 uses the f64 exp/log of [`crate::MATH64`] (GLSL.std.450 has none).
@@ -33,6 +36,10 @@ pub const NORM_REDUCE_SUBGROUP: &str = include_str!("wgsl/norm_reduce_subgroup.w
 /// SoftmaxCrossEntropy body.
 pub const NORM_CROSS_ENTROPY: &str = include_str!("wgsl/norm_cross_entropy.wgsl");
 
+mod fused;
+
+pub use fused::{module_fused, Fusion};
+
 crate::params! {
     /// `NormParams` of `norm_common.wgsl` (also bound by the SoftmaxCrossEntropy kernels).
     pub struct NormParams {
@@ -52,6 +59,19 @@ crate::params! {
         pub pad2: u32,
         /// Padding.
         pub pad3: u32,
+        /// Fused residual norms: collapsed axes of the bias broadcast (at most 8).
+        pub bias_rank: u32,
+        /// Padding.
+        pub pad4: u32,
+        /// Padding.
+        pub pad5: u32,
+        /// Padding.
+        pub pad6: u32,
+        /// Fused residual norms: the collapsed dims of x, innermost last.
+        pub bias_dims: [[u32; 4]; 2],
+        /// Fused residual norms: the bias's element stride along each collapsed dim (0 where it
+        /// broadcasts).
+        pub bias_strides: [[u32; 4]; 2],
     }
 }
 
@@ -131,7 +151,7 @@ const SOFTMAX_STORE: &str = "if (i# < p.len) {
 const LAYER_LOAD: &str = "let i# = lid + #u * WG;
     var v# = F(0);
     if (i# < p.len) {
-        v# = ld_x(base + i#) - x0;
+        v# = ld_x1(base + i#) - x0;
         s = s + v#;
     }";
 const LAYER_SUM: &str = "if (i# < p.len) {
@@ -144,7 +164,7 @@ const LAYER_STORE: &str = "if (i# < p.len) {
 const RMS_LOAD: &str = "let i# = lid + #u * WG;
     var v# = F(0);
     if (i# < p.len) {
-        v# = ld_x(base + i#);
+        v# = ld_x1(base + i#);
         s = s + v# * v#;
     }";
 const RMS_STORE: &str = "if (i# < p.len) {
@@ -173,7 +193,7 @@ const SOFTMAX_STORE4: &str = "if (i# < len4) {
 const LAYER_LOAD4: &str = "let i# = lid + #u * WG;
     var v# = vec4<F>(F(0));
     if (i# < len4) {
-        v# = x[base4 + i#] - x0;
+        v# = ld4_x1(base4 + i#) - x0;
         s = s + ((v#.x + v#.y) + (v#.z + v#.w));
     }";
 const LAYER_SUM4: &str = "if (i# < len4) {
@@ -187,7 +207,7 @@ const LAYER_STORE4: &str = "if (i# < len4) {
 const RMS_LOAD4: &str = "let i# = lid + #u * WG;
     var v# = vec4<F>(F(0));
     if (i# < len4) {
-        v# = x[base4 + i#];
+        v# = ld4_x1(base4 + i#);
         let q# = v# * v#;
         s = s + ((q#.x + q#.y) + (q#.z + q#.w));
     }";
@@ -228,7 +248,7 @@ pub fn held_per_thread(len: usize) -> Option<u32> {
 /// (`ld_g`) and, with `beta`, 3 `beta` (`ld_b`), then the output `out`. `None` for a non-float
 /// dtype (or `beta` on Softmax/LogSoftmax).
 pub fn module(kind: NormKind, d: DType, beta: bool) -> Option<Result<String, String>> {
-    render_kind(kind, d, beta, None)
+    render_kind(kind, d, beta, None, &plain_tensors(kind, d, beta, false), true)
 }
 
 /// The single-pass module of one variant for rows of at most `k` · 256 elements (`k` from
@@ -239,7 +259,7 @@ pub fn module_held(kind: NormKind, d: DType, beta: bool, k: u32, subgroups: bool
     if !(1..=MAX_HELD_PER_THREAD).contains(&k) || (subgroups && d == DType::F64) {
         return None;
     }
-    render_kind(kind, d, beta, Some(Held { k, subgroups, vec4: false }))
+    render_kind(kind, d, beta, Some(Held { k, subgroups, vec4: false }), &plain_tensors(kind, d, beta, false), true)
 }
 
 /// Vectors per invocation (`K`, a power of two) of the four-wide single-pass form for rows of
@@ -261,18 +281,48 @@ pub fn module_held4(kind: NormKind, d: DType, beta: bool, k: u32, subgroups: boo
     if d != DType::F32 || !(1..=MAX_HELD_PER_THREAD / 4).contains(&k) {
         return None;
     }
-    render_kind(kind, d, beta, Some(Held { k, subgroups, vec4: true }))
+    render_kind(kind, d, beta, Some(Held { k, subgroups, vec4: true }), &plain_tensors(kind, d, beta, true), true)
 }
 
 /// The single-pass shape of a variant.
-#[derive(Clone, Copy)]
-struct Held {
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Held {
     /// Registers (scalars, or vectors with `vec4`) per invocation.
-    k: u32,
+    pub k: u32,
     /// Whether the reductions use subgroup operations.
-    subgroups: bool,
+    pub subgroups: bool,
     /// Whether the row is read and written as `vec4<f32>`.
-    vec4: bool,
+    pub vec4: bool,
+}
+
+impl Held {
+    /// Whether this form exists for dtype `d`: `k` in 1..=[`MAX_HELD_PER_THREAD`] (a quarter of
+    /// that four-wide), four-wide only on F32, subgroup reductions not on F64.
+    pub fn valid_for(self, d: DType) -> bool {
+        let max = if self.vec4 { MAX_HELD_PER_THREAD / 4 } else { MAX_HELD_PER_THREAD };
+        (1..=max).contains(&self.k) && !(self.vec4 && d != DType::F32) && !(self.subgroups && d == DType::F64)
+    }
+}
+
+/// The bindings of a plain (unfused) variant and, for the norms, the first-pass reader `ld_x1`
+/// (`ld4_x1` four-wide) their bodies call: the element itself.
+fn plain_tensors(kind: NormKind, d: DType, beta: bool, vec4: bool) -> String {
+    if vec4 {
+        let first = if kind.has_gamma() { "fn ld4_x1(j: u32) -> vec4<f32> { return x[j]; }\n" } else { "" };
+        return vec4_tensors(kind, beta) + first;
+    }
+    let mut tensors = tensor_binding("x", 1, d, Access::Read);
+    let mut next = 2;
+    if kind.has_gamma() {
+        tensors += "fn ld_x1(i: u32) -> F { return ld_x(i); }\n";
+        tensors += &tensor_binding("g", 2, d, Access::Read);
+        next = 3;
+        if beta {
+            tensors += &tensor_binding("b", 3, d, Access::Read);
+            next = 4;
+        }
+    }
+    tensors + &tensor_binding("out", next, d, Access::Write)
 }
 
 /// Bindings of the four-wide form: 4-vector arrays, plus the scalar `ld_x` LayerNorm's pivot uses.
@@ -293,28 +343,23 @@ fn vec4_tensors(kind: NormKind, beta: bool) -> String {
     t + &bind("out", next)
 }
 
-/// [`module`] (`held` None) or [`module_held`] (`held`: K and whether subgroups reduce).
-fn render_kind(kind: NormKind, d: DType, beta: bool, held: Option<Held>) -> Option<Result<String, String>> {
+/// [`module`] (`held` None) or [`module_held`] (`held`: K and whether subgroups reduce) with the
+/// bindings and accessors `tensors` (`x` or the fused sum, gamma, beta, out); a single-pass form
+/// is marked trusted when `may_trust` (its accessors keep the argument of the held kernels).
+fn render_kind(
+    kind: NormKind,
+    d: DType,
+    beta: bool,
+    held: Option<Held>,
+    tensors: &str,
+    may_trust: bool,
+) -> Option<Result<String, String>> {
     let h = float_helpers(d)?;
     if beta && !kind.has_gamma() {
         return None;
     }
-    let mut tensors = tensor_binding("x", 1, d, Access::Read);
-    let mut next = 2;
-    if kind.has_gamma() {
-        tensors += &tensor_binding("g", 2, d, Access::Read);
-        next = 3;
-        if beta {
-            tensors += &tensor_binding("b", 3, d, Access::Read);
-            next = 4;
-        }
-    }
-    tensors += &tensor_binding("out", next, d, Access::Write);
-    if held.is_some_and(|h| h.vec4) {
-        tensors = vec4_tensors(kind, beta);
-    }
     let mut slots: Vec<(&str, &str)> = h.to_vec();
-    slots.push(("TENSORS", &tensors));
+    slots.push(("TENSORS", tensors));
     let common = match render(NORM_COMMON, &slots) {
         Ok(c) => c,
         Err(e) => return Some(Err(e)),
@@ -373,7 +418,7 @@ fn render_kind(kind: NormKind, d: DType, beta: bool, held: Option<Held>) -> Opti
     };
     // The single-pass kernels are trusted on the f32 family (the argument is at the top of each
     // `norm_*_held.wgsl`); f64 calls `math64.wgsl`'s table-driven helpers, not reviewed.
-    let trust = held.is_some() && d != DType::F64;
+    let trust = may_trust && held.is_some() && d != DType::F64;
     Some(body.map(|b| {
         let m = crate::module(&[COMMON, MATH, math64, &common, reduce, &b]);
         if trust {

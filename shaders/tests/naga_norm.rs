@@ -119,3 +119,45 @@ fn every_four_wide_single_pass_variant_is_valid() {
     }
     assert_eq!(count, 6 * 4 * 2);
 }
+
+#[test]
+fn every_fused_residual_variant_is_valid() {
+    use shaders::norm::{module_fused, Fusion, Held, MAX_HELD_PER_THREAD};
+    let f = Fusion { bias: false, emit_sum: false };
+    assert!(module_fused(NormKind::Softmax, DType::F32, false, f, None).is_none());
+    assert!(module_fused(NormKind::RmsNorm, DType::I32, false, f, None).is_none());
+    let vec4_f16 = Held { k: 1, subgroups: false, vec4: true };
+    assert!(module_fused(NormKind::RmsNorm, DType::F16, false, f, Some(vec4_f16)).is_none());
+    let mut count = 0;
+    for kind in [NormKind::LayerNorm, NormKind::RmsNorm] {
+        for d in [DType::F32, DType::F16, DType::BF16, DType::F64] {
+            for (beta, bias, emit_sum) in [(false, false, false), (true, true, true), (false, true, false), (true, false, true)] {
+                let fusion = Fusion { bias, emit_sum };
+                let mut forms = vec![None];
+                for k in [1, MAX_HELD_PER_THREAD] {
+                    forms.push(Some(Held { k, subgroups: false, vec4: false }));
+                    forms.push(Some(Held { k, subgroups: true, vec4: false }));
+                }
+                for k in [1, MAX_HELD_PER_THREAD / 4] {
+                    forms.push(Some(Held { k, subgroups: true, vec4: true }));
+                    forms.push(Some(Held { k, subgroups: false, vec4: true }));
+                }
+                for form in forms {
+                    let name = format!("fused {kind:?} {d:?} beta={beta} {fusion:?} {form:?}");
+                    let Some(src) = module_fused(kind, d, beta, fusion, form) else {
+                        assert!(form.is_some_and(|h| !h.valid_for(d)), "{name}");
+                        continue;
+                    };
+                    let src = src.unwrap_or_else(|e| panic!("{name}: {e}"));
+                    // trusted as the plain single-pass forms, unless a bias index comes from params
+                    assert_eq!(shaders::is_trusted(&src), form.is_some() && d != DType::F64 && !bias, "{name}");
+                    assert_eq!(src.contains("st_sm(") || src.contains("sm[j] = v"), emit_sum, "{name}");
+                    validate(&name, &src);
+                    count += 1;
+                }
+            }
+        }
+    }
+    // per kind and fusion: 3 f32-computed dtypes × 5 scalar forms + F64 × 3 + F32 × 4 four-wide
+    assert_eq!(count, 2 * 4 * (3 * 5 + 3 + 4));
+}

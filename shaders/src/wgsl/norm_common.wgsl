@@ -2,7 +2,8 @@
 // f64 for F64) with its special-value helpers, row addressing and workgroup tree reductions.
 //
 // One workgroup handles one row: `len` elements at stride `inner` (Softmax along any axis; the
-// norms use inner = 1 and len = H). Rows beyond 65535 use a 2-D workgroup grid.
+// norms use inner = 1 and len = H). Rows beyond 65535 use a 2-D workgroup grid. The bias_* fields
+// are read by the fused residual norms only (`norm_fused_bias.wgsl`).
 
 struct NormParams {
     rows: u32,
@@ -13,6 +14,12 @@ struct NormParams {
     pad1: u32,
     pad2: u32,
     pad3: u32,
+    bias_rank: u32,
+    pad4: u32,
+    pad5: u32,
+    pad6: u32,
+    bias_dims: array<vec4<u32>, 2>,
+    bias_strides: array<vec4<u32>, 2>,
 }
 
 @group(0) @binding(0) var<uniform> p: NormParams;

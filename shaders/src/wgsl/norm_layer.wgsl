@@ -5,6 +5,7 @@
 // The shift keeps nearly equal values accurate: x - x0 is exact when x is within a factor 2 of
 // x0, so a row [a, a + d] normalises to exactly [-1, 1] instead of carrying mu's rounding error,
 // which is then large relative to d.
+// The first pass reads through ld_x1 (the fused residual norms write their sum there).
 
 @compute @workgroup_size(256)
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
@@ -18,7 +19,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     let x0 = ld_x(base);
     var s = F(0);
     for (var i = lid; i < p.len; i = i + WG) {
-        s = s + (ld_x(base + i) - x0);
+        s = s + (ld_x1(base + i) - x0);
     }
     let m = wg_sum(lid, s) / h;
     var q = F(0);

@@ -6,6 +6,7 @@
 
 use crate::layout::Bindings;
 use crate::ops::elementwise::cast;
+use crate::ops::norm::fused;
 use crate::ops::reduce::{arg, cumsum};
 use crate::ops::{backward, conv, elementwise, indexing, leaf, linalg, movement, norm, random, reduce};
 use backend_api::{bail, Error, ErrorKind, Op, Result, Tensor};
@@ -78,6 +79,8 @@ backend_api::dispatch_ops! {
         Op::LogSoftmax { axis } => k(move |i, _| norm::softmax(nth(i, 0)?, axis, true).map(one)),
         Op::LayerNorm(a) => k(move |i, _| norm::layer_norm(nth(i, 0)?, nth(i, 1)?, i.get(2).copied(), &a).map(one)),
         Op::RmsNorm(a) => k(move |i, _| norm::rms_norm(nth(i, 0)?, nth(i, 1)?, i.get(2).copied(), &a).map(one)),
+        Op::FusedResidualLayerNorm(a) => k(move |i, _| fused::fused_residual_norm(i, &a, fused::Norm::Layer)),
+        Op::FusedResidualRmsNorm(a) => k(move |i, _| fused::fused_residual_norm(i, &a, fused::Norm::Rms)),
         Op::Gather(a) => k(move |i, _| indexing::gather(nth(i, 0)?, nth(i, 1)?, a.axis).map(one)),
         Op::ScatterAdd(a) => k(move |i, _| indexing::scatter_add(nth(i, 0)?, nth(i, 1)?, nth(i, 2)?, a.axis).map(one)),
         Op::GatherBackward(a) => {
@@ -103,8 +106,7 @@ backend_api::dispatch_ops! {
     // Every kind cpu-ref does not implement, each named once (legalisation may still reach some
     // of them through their decompositions).
     missing => Err(unsupported(op)),
-    [GroupedMatMul, QuantMatMul, QuantGroupedMatMul, GroupNorm, LayerNorm2d, FusedResidualLayerNorm,
-     FusedResidualRmsNorm, Attention, AttentionBackward, Rope, RopeBackward, Conv, ConvTranspose, Pool, Im2Col,
+    [GroupedMatMul, QuantMatMul, QuantGroupedMatMul, GroupNorm, LayerNorm2d, Attention, AttentionBackward, Rope, RopeBackward, Conv, ConvTranspose, Pool, Im2Col,
      Rnn, Gru, Lstm, SelectiveScan, Mamba2, GatedDeltaNet, Scan, Fft, LogMel, WelchPeaks, If, While,
      ElementwiseRegion, BatchElementwiseRegion, TransformRegion, Custom, LayerNormBackward, RmsNormBackward,
      LogMelBackward;

@@ -131,7 +131,9 @@ fn every_fused_residual_variant_is_valid() {
     let mut count = 0;
     for kind in [NormKind::LayerNorm, NormKind::RmsNorm] {
         for d in [DType::F32, DType::F16, DType::BF16, DType::F64] {
-            for (beta, bias, emit_sum) in [(false, false, false), (true, true, true), (false, true, false), (true, false, true)] {
+            for (beta, bias, emit_sum) in
+                [(false, false, false), (true, true, true), (false, true, false), (true, false, true)]
+            {
                 let fusion = Fusion { bias, emit_sum };
                 let mut forms = vec![None];
                 for k in [1, MAX_HELD_PER_THREAD] {

@@ -119,6 +119,8 @@ backend_api::dispatch_ops! {
         Op::LogSoftmax { axis } => norm::log_softmax(b, *axis, io.input(0)?, io.output(0)?),
         Op::LayerNorm(a) => norm::layer_norm(b, a, io.input(0)?, io.input(1)?, io.opt_input(2), io.output(0)?),
         Op::RmsNorm(a) => norm::rms_norm(b, a, io.input(0)?, io.input(1)?, io.opt_input(2), io.output(0)?),
+        Op::FusedResidualLayerNorm(a) => norm::fused_residual_norm(b, shaders::norm::NormKind::LayerNorm, a, io),
+        Op::FusedResidualRmsNorm(a) => norm::fused_residual_norm(b, shaders::norm::NormKind::RmsNorm, a, io),
         Op::SoftmaxCrossEntropy(a) => norm::softmax_cross_entropy(b, a, io.input(0)?, io.input(1)?, io.output(0)?),
         Op::Gather(a) => indexing::gather(b, a.axis, io.input(0)?, io.input(1)?, io.output(0)?),
         Op::ScatterAdd(a) => indexing::scatter_add(b, a.axis, io.input(0)?, io.input(1)?, io.input(2)?, io.output(0)?),
@@ -133,8 +135,7 @@ backend_api::dispatch_ops! {
     }
     missing => not_lowered(&io.node.op),
     [
-        GroupedMatMul, QuantMatMul, QuantGroupedMatMul, GroupNorm, LayerNorm2d, FusedResidualLayerNorm,
-        FusedResidualRmsNorm, Attention, AttentionBackward, Rope, RopeBackward, Conv, ConvTranspose, Pool,
+        GroupedMatMul, QuantMatMul, QuantGroupedMatMul, GroupNorm, LayerNorm2d, Attention, AttentionBackward, Rope, RopeBackward, Conv, ConvTranspose, Pool,
         Im2Col, ResizeNearest, Rnn, Gru, Lstm, SelectiveScan, Mamba2, GatedDeltaNet, Scan, Fft, LogMel,
         WelchPeaks, If, While, ElementwiseRegion, BatchElementwiseRegion, TransformRegion, Custom,
         LayerNormBackward, RmsNormBackward, LogMelBackward;

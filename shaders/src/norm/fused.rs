@@ -79,7 +79,11 @@ fn fused_tensors(d: DType, beta: bool, f: Fusion, vec4: bool) -> Result<String, 
         let emit = if f.emit_sum { "sm[j] = v;" } else { "" };
         render(NORM_FUSED_VEC4, &[("SUM", sum), ("EMIT", emit)])?
     } else {
-        let sum = if f.bias { "rnd(rnd(ld_xin(i) + ld_res(i)) + ld_bias(bias_index(i)))" } else { "rnd(ld_xin(i) + ld_res(i))" };
+        let sum = if f.bias {
+            "rnd(rnd(ld_xin(i) + ld_res(i)) + ld_bias(bias_index(i)))"
+        } else {
+            "rnd(ld_xin(i) + ld_res(i))"
+        };
         let emit = if f.emit_sum { "st_sm(i, v);" } else { "" };
         render(NORM_FUSED, &[("ROUND", round(d)), ("SUM", sum), ("EMIT", emit)])?
     };

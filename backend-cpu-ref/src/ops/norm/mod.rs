@@ -1,4 +1,5 @@
-//! Softmax, LogSoftmax, LayerNorm, RmsNorm (§2.7), and SoftmaxCrossEntropy in `cross_entropy`. Computed in f64 (wider than the f32 the spec
+//! Softmax, LogSoftmax, LayerNorm, RmsNorm (§2.7), SoftmaxCrossEntropy in `cross_entropy`, the
+//! fused residual norms in `fused`. Computed in f64 (wider than the f32 the spec
 //! asks for F16/BF16/F32) and rounded once; variance in two passes.
 //!
 //! Indexing is in range by construction: slice offsets are built from the checked shape.
@@ -11,6 +12,7 @@ use backend_api::op::NormAttrs;
 use backend_api::{bail, Result, Tensor};
 
 pub(crate) mod cross_entropy;
+pub(crate) mod fused;
 
 pub use cross_entropy::softmax_cross_entropy;
 

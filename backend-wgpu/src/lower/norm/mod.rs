@@ -10,7 +10,10 @@
 //! The builders take operands, so another lowering can run a softmax on its own scratch tensor
 //! (see the composite-op test in `lower/tests.rs`).
 
+mod fused;
 mod loss;
+
+pub use fused::fused_residual_norm;
 
 pub use loss::softmax_cross_entropy;
 pub(super) use loss::{loss_rows, slices};
@@ -20,7 +23,7 @@ use crate::pipelines::BindKind;
 use backend_api::op::NormAttrs;
 use backend_api::shape::try_numel;
 use backend_api::{bail, ensure, DType, Error, ErrorKind, Result};
-use shaders::norm::{held4_per_thread, held_per_thread, module, module_held, module_held4, NormKind, NormParams};
+use shaders::norm::{held4_per_thread, held_per_thread, module, module_held, module_held4, Held, NormKind, NormParams};
 use shaders::params::Params;
 
 /// Kernels index with u32: stay well inside.
@@ -105,6 +108,31 @@ fn check_windows(kind: NormKind, ins: &[&Operand], out: &Operand, len: usize) ->
     Ok(())
 }
 
+/// The module for rows of `len` elements at stride `inner` from `render` (the variant of a form):
+/// the single-pass form where the row fits (four-wide where it can be), else the multi-pass one.
+fn pick_source(
+    b: &Lower<'_>,
+    kind: NormKind,
+    d: DType,
+    (len, inner): (usize, usize),
+    render: impl Fn(Option<Held>) -> Option<std::result::Result<String, String>>,
+) -> Result<String> {
+    // Rows that fit in registers are read once (single pass); longer ones once per pass. The
+    // single-pass reductions use subgroup operations where the device has them (f32 maths only).
+    let subgroups = b.caps().subgroups.is_some() && d != DType::F64;
+    // Contiguous F32 rows of a multiple of 4 elements are read and written as vec4: every bound
+    // window starts at a multiple of the storage offset alignment, so an alignment of 16 or more
+    // puts each row start (a multiple of 4 elements) on 16 bytes.
+    let aligned = b.caps().limits.min_storage_buffer_offset_alignment >= 16;
+    let four = (inner == 1 && aligned).then(|| held4_per_thread(len)).flatten();
+    let four = four.and_then(|k| render(Some(Held { k, subgroups, vec4: true })));
+    let scalar = || held_per_thread(len).and_then(|k| render(Some(Held { k, subgroups, vec4: false })));
+    let Some(src) = four.or_else(scalar).or_else(|| render(None)) else {
+        bail!(Unsupported, "no GPU kernel for {kind:?} on {d}");
+    };
+    src.map_err(|e| Error::new(ErrorKind::Device, format!("norm shader: {e}")))
+}
+
 /// One row kernel: `ins` are x, then gamma and beta for the norms.
 fn row_kernel(b: &mut Lower<'_>, kind: NormKind, axis: usize, eps: f32, ins: &[&Operand], out: &Operand) -> Result<()> {
     let Some(x) = ins.first() else { bail!(Arity, "{kind:?} needs an input") };
@@ -118,9 +146,12 @@ fn row_kernel(b: &mut Lower<'_>, kind: NormKind, axis: usize, eps: f32, ins: &[&
         out.dims
     );
     let beta = kind.has_gamma() && ins.len() == 3;
-    let Some(src) = module(kind, d, beta) else {
-        bail!(Unsupported, "no GPU kernel for {kind:?} on {d}");
-    };
+    let (rows, len, inner) = rows(kind, &x.dims, axis)?;
+    let source = pick_source(b, kind, d, (len, inner), |held| match held {
+        None => module(kind, d, beta),
+        Some(h) if h.vec4 => module_held4(kind, d, beta, h.k, h.subgroups),
+        Some(h) => module_held(kind, d, beta, h.k, h.subgroups),
+    })?;
     let n = x.numel();
     if n == 0 {
         return Ok(());
@@ -128,23 +159,6 @@ fn row_kernel(b: &mut Lower<'_>, kind: NormKind, axis: usize, eps: f32, ins: &[&
     if n >= MAX_ELEMENTS {
         bail!(DeviceLimit, "{kind:?} input {:?} has more than 2^31 elements", x.dims);
     }
-    let (rows, len, inner) = rows(kind, &x.dims, axis)?;
-    // Rows that fit in registers are read once (single pass); longer ones once per pass. The
-    // single-pass reductions use subgroup operations where the device has them (f32 maths only).
-    let subgroups = b.caps().subgroups.is_some() && d != DType::F64;
-    // Contiguous F32 rows of a multiple of 4 elements are read and written as vec4: every bound
-    // window starts at a multiple of the storage offset alignment, so an alignment of 16 or more
-    // puts each row start (a multiple of 4 elements) on 16 bytes.
-    let aligned = b.caps().limits.min_storage_buffer_offset_alignment >= 16;
-    let four = || (inner == 1 && aligned).then(|| held4_per_thread(len)).flatten();
-    let src = match four().and_then(|k| module_held4(kind, d, beta, k, subgroups)) {
-        Some(held) => held,
-        None => match held_per_thread(len).and_then(|k| module_held(kind, d, beta, k, subgroups)) {
-            Some(held) => held,
-            None => src,
-        },
-    };
-    let source = src.map_err(|e| Error::new(ErrorKind::Device, format!("norm shader: {e}")))?;
     check_windows(kind, ins, out, len)?;
     let p = NormParams {
         rows: u32_of(rows, "rows")?,

@@ -7,11 +7,16 @@
 //! 4. compile once, upload the weights once, run with any batch size ([`Model`]);
 //! 5. write the graph as a JSON file and inputs as `.npy`, for the `wgml` command-line tool
 //!    ([`write_artifacts`]).
+//!
+//! [`llm`] is a tiny decoder-only language model with a KV cache kept on the device (the
+//! `tiny-llm` example runs it).
 
 use anyhow::{Context, Result};
 use backend_api::op::{BinaryOp, UnaryOp};
 use backend_api::{Backend, DType, Dim, Executable, Graph, GraphBuilder, Shape, Tensor};
 use std::path::{Path, PathBuf};
+
+pub mod llm;
 
 // Link both plugins so that their registrations are kept (see the README).
 use backend_cpu_ref as _;

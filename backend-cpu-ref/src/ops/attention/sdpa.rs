@@ -71,7 +71,7 @@ fn dim(t: &Tensor, axis: usize, name: &str, layout: AttnLayout) -> Result<usize>
 
 /// `n / by` when `by` divides `n`, else a `Shape` error.
 fn exact_div(n: usize, by: usize, what: &str) -> Result<usize> {
-    if by == 0 || n % by != 0 {
+    if by == 0 || !n.is_multiple_of(by) {
         bail!(Shape, "Attention {what}: {n} is not a multiple of {by}");
     }
     Ok(n / by)
@@ -80,7 +80,7 @@ fn exact_div(n: usize, by: usize, what: &str) -> Result<usize> {
 /// The logical sizes of `q`, `k`, `v` under the attributes, every shape checked against them.
 pub(crate) fn dims(a: &AttentionAttrs, q: &Tensor, k: &Tensor, v: &Tensor) -> Result<Dims> {
     let (hq, hkv, l) = (a.num_heads as usize, a.num_kv_heads as usize, a.layout);
-    if hq == 0 || hkv == 0 || hq % hkv != 0 {
+    if hq == 0 || hkv == 0 || !hq.is_multiple_of(hkv) {
         bail!(Attribute, "Attention num_heads {hq} must be a non-zero multiple of num_kv_heads {hkv}");
     }
     let rank = match l {

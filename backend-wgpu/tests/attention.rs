@@ -27,7 +27,16 @@ struct Case {
 }
 
 fn case(dims: [usize; 7], layout: AttnLayout) -> Case {
-    Case { dims, layout, mask: MaskKind::None, align: MaskAlign::End, scale: None, softcap: None, keep: None, bias: None }
+    Case {
+        dims,
+        layout,
+        mask: MaskKind::None,
+        align: MaskAlign::End,
+        scale: None,
+        softcap: None,
+        keep: None,
+        bias: None,
+    }
 }
 
 fn shapes(c: &Case) -> [Vec<usize>; 3] {
@@ -144,7 +153,8 @@ fn keep_mask_bias_softcap_and_scale() {
 #[test]
 fn split_kernel_for_decoding() {
     // Sq = 1 (and 2) with GQA groups of 4, MQA, MHA; key ranges longer than one split.
-    for dims in [[1, 8, 2, 1, 700, 32, 32], [2, 4, 1, 2, 300, 20, 130], [1, 3, 3, 1, 1, 5, 5], [1, 1, 1, 1, 2500, 8, 8]] {
+    for dims in [[1, 8, 2, 1, 700, 32, 32], [2, 4, 1, 2, 300, 20, 130], [1, 3, 3, 1, 1, 5, 5], [1, 1, 1, 1, 2500, 8, 8]]
+    {
         for d in dtypes() {
             compare("split", &case(dims, AttnLayout::Bhsd), d);
         }

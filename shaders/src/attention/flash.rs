@@ -105,8 +105,8 @@ crate::params! {
 }
 
 /// Tile of the blocked kernel: `bq` query rows (a multiple of 4; `2·bq` invocations), `bk`
-/// keys per block (a multiple of 8), `dc` head-width elements per staged chunk, `dvc` value
-/// columns per workgroup (a multiple of 8).
+/// keys per block (a multiple of 8), `dc` head-width elements per staged chunk (a multiple of 4), `dvc` value
+/// columns per workgroup (a multiple of 32).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct FlashTile {
     /// Query rows per workgroup.
@@ -125,15 +125,16 @@ impl FlashTile {
     /// The tile that fits WebGPU's default 16 KiB.
     pub const SMALL: FlashTile = FlashTile { bq: 32, bk: 32, dc: 16, dvc: 64 };
 
-    /// Floats of the staging array: the Q and K chunks, or the V block, whichever is larger.
-    pub fn stage_floats(self) -> u32 {
-        let qk = self.bq * (self.dc + 1) + self.bk * (self.dc + 1);
-        qk.max(self.bk * self.dvc)
+    /// Vec4s of the staging array: the Q and K chunks (rows padded by one vec4), or the V
+    /// block, whichever is larger.
+    pub fn stage_vec4s(self) -> u32 {
+        let qk = (self.bq + self.bk) * (self.dc / 4 + 1);
+        qk.max(self.bk * self.dvc / 4)
     }
 
     /// Bytes of workgroup memory the kernel declares.
     pub fn workgroup_bytes(self) -> u32 {
-        4 * (self.stage_floats() + self.bq * (self.bk + 1) + self.bq * 8)
+        16 * (self.stage_vec4s() + self.bq * (self.bk / 4 + 1)) + 4 * self.bq * 8
     }
 
     /// Invocations per workgroup.
@@ -195,7 +196,7 @@ impl AttnVariant {
 /// The blocked kernel for variant `v` and tile `t`; `None` for a dtype outside the float32
 /// family or a bias dtype the spec does not allow.
 pub fn flash_module(v: AttnVariant, t: FlashTile) -> Option<Result<String, String>> {
-    if !v.supported() || t.bq % 4 != 0 || t.bk % 8 != 0 || t.dvc % 8 != 0 || t.dc == 0 {
+    if !v.supported() || t.bq % 4 != 0 || t.bk % 8 != 0 || t.dvc % 32 != 0 || t.dc % 4 != 0 || t.dc == 0 {
         return None;
     }
     Some((|| {
@@ -207,7 +208,7 @@ pub fn flash_module(v: AttnVariant, t: FlashTile) -> Option<Result<String, Strin
                 ("BK", &t.bk.to_string()),
                 ("DC", &t.dc.to_string()),
                 ("DVC", &t.dvc.to_string()),
-                ("STAGE", &t.stage_floats().to_string()),
+                ("STAGE", &t.stage_vec4s().to_string()),
             ],
         )?;
         Ok(join(&[COMMON, MATH, &v.common()?, &v.inputs(), &out, &body]))

@@ -6,7 +6,7 @@
 //! score matrix is never written to device memory: the decode scratch holds one partial output
 //! row, max and sum per split and query row.
 
-use crate::{module as join, render, tensor_binding, Access, COMMON, MATH};
+use crate::{module as join, render, tensor_binding, trusted, Access, COMMON, MATH};
 use backend_api::DType;
 
 /// Shared params and helpers.
@@ -211,7 +211,7 @@ pub fn flash_module(v: AttnVariant, t: FlashTile) -> Option<Result<String, Strin
                 ("STAGE", &t.stage_vec4s().to_string()),
             ],
         )?;
-        Ok(join(&[COMMON, MATH, &v.common()?, &v.inputs(), &out, &body]))
+        Ok(trusted(&join(&[COMMON, MATH, &v.common()?, &v.inputs(), &out, &body])))
     })())
 }
 
@@ -226,7 +226,7 @@ pub fn decode_module(v: AttnVariant, rmax: u32) -> Option<Result<String, String>
         let po = tensor_binding("po", first, DType::F32, Access::Write);
         let pm = tensor_binding("pm", first + 1, DType::F32, Access::Write);
         let body = render(ATTENTION_DECODE, &[("RMAX", &rmax.to_string())])?;
-        Ok(join(&[COMMON, MATH, &v.common()?, &v.inputs(), &po, &pm, &body]))
+        Ok(trusted(&join(&[COMMON, MATH, &v.common()?, &v.inputs(), &po, &pm, &body])))
     })())
 }
 
@@ -240,6 +240,6 @@ pub fn combine_module(d: DType) -> Option<Result<String, String>> {
         let po = tensor_binding("po", 1, DType::F32, Access::Read);
         let pm = tensor_binding("pm", 2, DType::F32, Access::Read);
         let out = tensor_binding("o", 3, d, Access::Write);
-        Ok(join(&[COMMON, MATH, &v.common()?, &po, &pm, &out, ATTENTION_COMBINE]))
+        Ok(trusted(&join(&[COMMON, MATH, &v.common()?, &po, &pm, &out, ATTENTION_COMBINE])))
     })())
 }

@@ -16,6 +16,14 @@
 // The split's partial output rows (unnormalised), maxima and sums go to scratch; the combine
 // kernel (`attention_combine.wgsl`) merges the splits. Every global read is guarded; barriers
 // sit in workgroup-uniform control flow.
+//
+// Trusted (`shaders::attention::flash::decode_module`): Q is read for rows r < grp Sq and widths
+// < D, K for keys j < c1 <= Sk and widths d0 + dd < D, V for keys below c1 and columns e < Dv, at
+// indices the lowering checks lie inside each operand (all below 2^31 elements, Sq and Sk below
+// 2^30); the scratch rows (bg splits + s) rows + r are below pairs * splits * rows (s < splits
+// because the grid has splits * dv_chunks columns), which the lowering allocates with Dv columns
+// (po) and 2 (pm). Workgroup indices: qs below RMAX DQ, sc r NT + t with r < RMAX and t < NT,
+// red r RL + lane with r = t / RL < RMAX. Function arrays are indexed by constant-bound loops.
 
 const NT: u32 = 128u;
 const RMAX: u32 = {{RMAX}}u;

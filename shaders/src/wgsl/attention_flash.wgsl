@@ -18,6 +18,16 @@
 // Every global read is guarded (rows < Sq, keys < the block's range end, widths < D or Dv) and
 // stages 0 outside; barriers sit in workgroup-uniform control flow (loop bounds come from the
 // workgroup id and the params only).
+//
+// Trusted (`shaders::attention::flash::flash_module`): global reads happen only under the
+// guards above, at b q_sb + h q_sh + i q_si + d (and the K, V, mask and bias forms) for in-range
+// coordinates, which the lowering checks lie inside each operand (every operand below 2^31
+// elements, Sq, Sk and the window below 2^30, so no index or loop counter wraps); the output is
+// written only for i < Sq and columns < Dv. Workgroup indices: stage rows r < BQ (Q) or
+// KOFF + r QS + c with r < BK, c < DC / 4 (K), or e < BK VS (V), all below STAGE (the renderer
+// sizes it as the larger of (BQ + BK) QS and BK VS); ps rows below BQ and quads below BK / 4;
+// red below 8 BQ. Function arrays are indexed by constant-bound loop counters. exp_f32, max_f32,
+// tanh_f32 and the f32 bit tests have no arrays or loops.
 
 const BQ: u32 = {{BQ}}u;
 const BK: u32 = {{BK}}u;

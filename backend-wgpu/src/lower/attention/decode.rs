@@ -46,7 +46,8 @@ pub(super) fn run(b: &mut Lower<'_>, g: &Geometry, o: &Operands<'_>) -> Result<(
     let dv_chunks = g.dv.div_ceil(nt);
     let pairs = g.b * g.hkv;
     let wanted = TARGET_WORKGROUPS.div_ceil(pairs.saturating_mul(dv_chunks).max(1));
-    let chunk = blocks.div_ceil(wanted.clamp(1, blocks)) * nt;
+    // At most NT splits: the combine kernel reduces them in one workgroup.
+    let chunk = blocks.div_ceil(wanted.clamp(1, blocks)).max(blocks.div_ceil(nt)) * nt;
     let splits = (hi - lo).div_ceil(chunk).max(1);
     let x = splits * dv_chunks;
     let max = b.caps().limits.max_compute_workgroups_per_dimension as usize;

@@ -6,6 +6,7 @@
 //! Binding order is the same everywhere: binding 0 is the kernel's uniform params struct, then the
 //! storage windows in the order the kernel lists them.
 
+mod attention;
 mod backward;
 pub mod builder;
 pub mod control;
@@ -132,10 +133,12 @@ backend_api::dispatch_ops! {
         Op::RngUniform(a) => random::rng_uniform(b, a, io.input(0)?, io.output(0)?),
         Op::RngNormal(a) => random::rng_normal(b, a, io.input(0)?, io.output(0)?),
         Op::Sample(a) => random::sample(b, a, io.input(0)?, io.input(1)?, io.output(0)?),
+        Op::Attention(a) => attention::attention(b, a, io),
     }
     missing => not_lowered(&io.node.op),
     [
-        GroupedMatMul, QuantMatMul, QuantGroupedMatMul, GroupNorm, LayerNorm2d, Attention, AttentionBackward, Rope, RopeBackward, Conv, ConvTranspose, Pool,
+        GroupedMatMul, QuantMatMul, QuantGroupedMatMul, GroupNorm, LayerNorm2d, AttentionBackward, Rope,
+        RopeBackward, Conv, ConvTranspose, Pool,
         Im2Col, ResizeNearest, Rnn, Gru, Lstm, SelectiveScan, Mamba2, GatedDeltaNet, Scan, Fft, LogMel,
         WelchPeaks, If, While, ElementwiseRegion, BatchElementwiseRegion, TransformRegion, Custom,
         LayerNormBackward, RmsNormBackward, LogMelBackward;

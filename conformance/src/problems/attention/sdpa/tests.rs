@@ -124,7 +124,7 @@ fn record(seen: &mut Seen, p: &crate::Problem, dtype: DType) {
     seen.aligns[usize::from(a.mask_align == MaskAlign::Start)] = true;
     let si = match a.scale {
         None => 0,
-        Some(x) if x == 0.0 => 1,
+        Some(0.0) => 1,
         Some(x) if x < 0.0 => 2,
         Some(_) => 3,
     };

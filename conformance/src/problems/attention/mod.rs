@@ -2,7 +2,7 @@
 
 use crate::problems::Variant;
 
-pub(crate) mod sdpa;
+pub mod sdpa;
 
 /// Variants for the attention rows.
 pub fn variants(row: &str) -> Option<Vec<Variant>> {

@@ -28,7 +28,7 @@ const EDGES: &[usize] = &[1, 2, 3, 4, 5, 7, 8, 9, 15, 16, 17, 31, 32, 33, 47, 63
 
 /// The sizes of one case (`Hq = hkv · group`), drawn by proptest so that they shrink.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) struct Sizes {
+pub struct Sizes {
     /// Batch `B`.
     pub b: usize,
     /// Key/value heads `Hkv`.
@@ -142,7 +142,7 @@ pub fn variants(row: &str) -> Option<Vec<Variant>> {
 }
 
 /// The shape of a tensor of `layout` holding the logical `[b, h, s, w]`.
-pub(crate) fn layout_shape(layout: AttnLayout, [b, h, s, w]: [usize; 4]) -> Vec<usize> {
+pub fn layout_shape(layout: AttnLayout, [b, h, s, w]: [usize; 4]) -> Vec<usize> {
     match layout {
         AttnLayout::Bhsd => vec![b, h, s, w],
         AttnLayout::Bshd => vec![b, s, h, w],
@@ -239,7 +239,7 @@ pub(crate) fn case(dtype: DType, sk: &Skeleton, mut s: Sizes, layout: Option<Att
 }
 
 /// `M[b, h, i, e] = max_j |V[b, g, j, e]|` (0 when `Sk = 0`) in the output's layout, from `|v|`.
-pub(crate) fn magnitude(g: &mut GraphBuilder, v_abs: Value, s: &Sizes, layout: AttnLayout) -> Result<Value> {
+pub fn magnitude(g: &mut GraphBuilder, v_abs: Value, s: &Sizes, layout: AttnLayout) -> Result<Value> {
     let i = |x: usize| x as i64;
     let (b, hkv, hq, sq, sk, dv) = (i(s.b), i(s.hkv), i(s.hq()), i(s.sq), i(s.sk), i(s.dv));
     let bhsd = [0, 2, 1, 3];

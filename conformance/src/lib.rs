@@ -74,7 +74,6 @@ pub const NOT_COVERED: &[(&str, &str)] = &[
     ("QuantGroupedMatMul", LINALG),
     ("GroupNorm", NORMS),
     ("LayerNorm2d", NORMS),
-    ("Attention", ATTENTION),
     ("AttentionBackward", ATTENTION),
     ("Rope", ATTENTION),
     ("RopeBackward", ATTENTION),

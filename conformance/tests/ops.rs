@@ -159,6 +159,7 @@ op_tests! {
     rms_norm => "RmsNorm",
     fused_residual_layer_norm => "FusedResidualLayerNorm",
     fused_residual_rms_norm => "FusedResidualRmsNorm",
+    attention => "Attention",
     arg_max => "ArgMax",
     arg_min => "ArgMin",
     top_k => "TopK",

@@ -144,3 +144,51 @@ fn attention_symbolic_batch_and_lengths() {
     let other = crate::sym(&mut b, "other", DType::F16, vec![Dim::from("b2"), Dim::from("sk"), 4.into(), 16.into()]);
     fails(b.attention(q, other, other, None, None, AttentionAttrs::new(AttnLayout::Bshd, 4)), ErrorKind::Shape);
 }
+
+/// The error of `r`, which must be of `kind` and mention every word of `words`.
+fn fails_naming<T: std::fmt::Debug>(r: backend_api::Result<T>, kind: ErrorKind, words: &[&str]) {
+    let e = r.expect_err("expected an error");
+    assert_eq!(e.kind(), kind, "{e}");
+    for w in words {
+        assert!(e.to_string().contains(w), "{e} does not mention {w:?}");
+    }
+}
+
+#[test]
+fn attention_errors_name_what_is_wrong() {
+    let mut b = GraphBuilder::new();
+    let (q, k, v) = qkv(&mut b, &[2, 8, 5, 64], &[2, 2, 7, 64], &[2, 2, 7, 32]);
+    let base = gqa(AttnLayout::Bhsd);
+    let a = AttentionAttrs { num_kv_heads: 3, ..base };
+    fails_naming(b.attention(q, k, v, None, None, a), ErrorKind::Attribute, &["num_heads 8", "num_kv_heads 3"]);
+    // KV head count of k or v not Hkv, in the 4-D and the flat layouts.
+    let k4 = inp(&mut b, "k4", DType::F32, &[2, 4, 7, 64]);
+    fails_naming(b.attention(q, k4, v, None, None, base), ErrorKind::Shape, &["k", "head count 2"]);
+    let v4 = inp(&mut b, "v4", DType::F32, &[2, 4, 7, 32]);
+    fails_naming(b.attention(q, k, v4, None, None, base), ErrorKind::Shape, &["v", "head count 2"]);
+    let qs = inp(&mut b, "qs", DType::F32, &[2, 5, 8, 64]);
+    let vs = inp(&mut b, "vs", DType::F32, &[2, 7, 2, 32]);
+    let ks3 = inp(&mut b, "ks3", DType::F32, &[2, 7, 3, 64]);
+    fails_naming(b.attention(qs, ks3, vs, None, None, gqa(AttnLayout::Bshd)), ErrorKind::Shape, &["k", "axis 2"]);
+    let kd = inp(&mut b, "kd", DType::F32, &[2, 7, 2, 32]);
+    fails_naming(b.attention(qs, kd, vs, None, None, gqa(AttnLayout::Bshd)), ErrorKind::Shape, &["head width D"]);
+    let (qp, vp) = (inp(&mut b, "qp", DType::F32, &[2, 5, 512]), inp(&mut b, "vp", DType::F32, &[2, 7, 64]));
+    let kp = inp(&mut b, "kp", DType::F32, &[2, 7, 192]);
+    fails_naming(b.attention(qp, kp, vp, None, None, gqa(AttnLayout::BsPacked)), ErrorKind::Shape, &["num_kv_heads·D"]);
+    let (qf, vf) = (inp(&mut b, "qf", DType::F32, &[16, 5, 64]), inp(&mut b, "vf", DType::F32, &[4, 7, 32]));
+    let kf = inp(&mut b, "kf", DType::F32, &[6, 7, 64]);
+    fails_naming(
+        b.attention(qf, kf, vf, None, None, gqa(AttnLayout::FlatHeads)),
+        ErrorKind::Shape,
+        &["B·num_kv_heads"],
+    );
+    // Masks that do not broadcast to [B, Hq, Sq, Sk]: a wrong key length, a higher rank, a head
+    // count that is Hkv instead of Hq.
+    let keep_mask = AttentionAttrs { has_keep_mask: true, ..base };
+    for shape in [&[5usize, 6][..], &[1, 2, 8, 5, 7], &[2, 2, 5, 7]] {
+        let m = inp(&mut b, &format!("m{}", shape.len()), DType::Bool, shape);
+        fails_naming(b.attention(q, k, v, Some(m), None, keep_mask), ErrorKind::Shape, &["keep_mask"]);
+        let f = inp(&mut b, &format!("f{}", shape.len()), DType::F32, shape);
+        fails_naming(b.attention(q, k, v, None, Some(f), base), ErrorKind::Shape, &["bias"]);
+    }
+}

@@ -312,3 +312,62 @@ fn shape_errors_name_the_operand() {
     let zero_d = attention(&t(&[1, 1, 1, 0], &[]), &t(&[1, 1, 1, 0], &[]), &data([1, 1, 1, 2], 1), &[], &attrs(1, 1));
     assert_eq!(zero_d.unwrap_err().kind(), ErrorKind::Shape);
 }
+
+fn to_f64(x: &Tensor) -> Tensor {
+    crate::ops::elementwise::cast::cast(x, DType::F64).unwrap()
+}
+
+#[test]
+fn equals_softmax_of_scaled_products_times_v() {
+    use crate::ops::{elementwise::binary, linalg::matmul, movement::transpose, norm::softmax};
+    use backend_api::op::BinaryOp;
+    // In F64, with a full-shape bias: softmax(Q·Kᵀ·scale + bias)·V from the other ops.
+    let (q, k, v, bias) = (
+        to_f64(&data([2, 3, 5, 4], 30)),
+        to_f64(&data([2, 3, 7, 4], 31)),
+        to_f64(&data([2, 3, 7, 2], 32)),
+        data([2, 3, 5, 7], 33),
+    );
+    let bias = to_f64(&bias);
+    let a = AttentionAttrs { scale: Some(0.75), has_bias: true, ..attrs(3, 3) };
+    let got = attention(&q, &k, &v, &[&bias], &a).unwrap().to_vec::<f64>().unwrap();
+    let s = Tensor::from_slice(&[], &[0.75f64]).unwrap();
+    let logits = matmul(&q, &transpose(&k, &[0, 1, 3, 2]).unwrap()).unwrap();
+    let logits = binary(BinaryOp::Add, &binary(BinaryOp::Mul, &logits, &s).unwrap(), &bias).unwrap();
+    let want = matmul(&softmax(&logits, 3, false).unwrap(), &v).unwrap().to_vec::<f64>().unwrap();
+    assert_eq!(got.len(), want.len());
+    for (g, w) in got.iter().zip(&want) {
+        assert!((g - w).abs() < 1e-12, "{got:?} vs {want:?}");
+    }
+}
+
+#[test]
+fn structural_masks_equal_their_keep_masks() {
+    // Sq = 5 against Sk = 3 (δ = −2 under End) and Sk = 8 (δ = 3).
+    for sk in [3usize, 8] {
+        let (q, k, v) = (data([1, 2, 5, 3], 34), data([1, 2, sk, 3], 35), data([1, 2, sk, 2], 36));
+        for mask in [MaskKind::Causal, MaskKind::SlidingWindow { window: 1 }, MaskKind::SlidingWindow { window: 3 }] {
+            for align in [MaskAlign::End, MaskAlign::Start] {
+                let delta = if align == MaskAlign::End { sk as i64 - 5 } else { 0 };
+                let w = match mask {
+                    MaskKind::SlidingWindow { window } => window as i64,
+                    MaskKind::None | MaskKind::Causal => i64::MAX / 2,
+                };
+                let keep: Vec<bool> = (0..5 * sk)
+                    .map(|n| {
+                        let (i, j) = ((n / sk) as i64, (n % sk) as i64);
+                        j <= i + delta && j > i + delta - w
+                    })
+                    .collect();
+                let keep = Tensor::from_slice(&[5, sk], &keep).unwrap();
+                let structural = AttentionAttrs { mask, mask_align: align, ..attrs(2, 2) };
+                let explicit = AttentionAttrs { has_keep_mask: true, ..attrs(2, 2) };
+                assert_eq!(
+                    run(&q, &k, &v, &[], &structural),
+                    run(&q, &k, &v, &[&keep], &explicit),
+                    "{mask:?} {align:?} Sk = {sk}"
+                );
+            }
+        }
+    }
+}

@@ -7,7 +7,7 @@
 use crate::layout::Bindings;
 use crate::ops::elementwise::cast;
 use crate::ops::reduce::{arg, cumsum};
-use crate::ops::{backward, conv, elementwise, indexing, leaf, linalg, movement, norm, random, reduce};
+use crate::ops::{attention, backward, conv, elementwise, indexing, leaf, linalg, movement, norm, random, reduce};
 use backend_api::{bail, Error, ErrorKind, Op, Result, Tensor};
 use std::collections::HashMap;
 
@@ -78,6 +78,10 @@ backend_api::dispatch_ops! {
         Op::LogSoftmax { axis } => k(move |i, _| norm::softmax(nth(i, 0)?, axis, true).map(one)),
         Op::LayerNorm(a) => k(move |i, _| norm::layer_norm(nth(i, 0)?, nth(i, 1)?, i.get(2).copied(), &a).map(one)),
         Op::RmsNorm(a) => k(move |i, _| norm::rms_norm(nth(i, 0)?, nth(i, 1)?, i.get(2).copied(), &a).map(one)),
+        Op::Rope(a) => k(move |i, _| attention::rope::rope(nth(i, 0)?, nth(i, 1)?, nth(i, 2)?, &a).map(one)),
+        Op::RopeBackward(a) => {
+            k(move |i, _| attention::rope::rope_backward(nth(i, 0)?, nth(i, 1)?, nth(i, 2)?, &a).map(one))
+        }
         Op::Gather(a) => k(move |i, _| indexing::gather(nth(i, 0)?, nth(i, 1)?, a.axis).map(one)),
         Op::ScatterAdd(a) => k(move |i, _| indexing::scatter_add(nth(i, 0)?, nth(i, 1)?, nth(i, 2)?, a.axis).map(one)),
         Op::GatherBackward(a) => {
@@ -104,7 +108,7 @@ backend_api::dispatch_ops! {
     // of them through their decompositions).
     missing => Err(unsupported(op)),
     [GroupedMatMul, QuantMatMul, QuantGroupedMatMul, GroupNorm, LayerNorm2d, FusedResidualLayerNorm,
-     FusedResidualRmsNorm, Attention, AttentionBackward, Rope, RopeBackward, Conv, ConvTranspose, Pool, Im2Col,
+     FusedResidualRmsNorm, Attention, AttentionBackward, Conv, ConvTranspose, Pool, Im2Col,
      Rnn, Gru, Lstm, SelectiveScan, Mamba2, GatedDeltaNet, Scan, Fft, LogMel, WelchPeaks, If, While,
      ElementwiseRegion, BatchElementwiseRegion, TransformRegion, Custom, LayerNormBackward, RmsNormBackward,
      LogMelBackward;

@@ -2,6 +2,7 @@
 //! computes its ops on host tensors in plain loops, in f64 for floats and exactly for integers, and
 //! rounds once into the output dtype. `math` holds the scalar rules the families share.
 
+pub mod attention;
 pub mod backward;
 pub mod conv;
 pub mod elementwise;

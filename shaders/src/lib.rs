@@ -167,6 +167,7 @@ pub fn module(parts: &[&str]) -> String {
     parts.join("\n")
 }
 
+pub mod attention;
 pub mod backward;
 pub mod catalog;
 pub mod control;

@@ -89,6 +89,7 @@ pub const PARAMS: &[Layout] = &[ZeroParams::LAYOUT];
 pub fn all() -> impl Iterator<Item = &'static Layout> {
     [
         PARAMS,
+        crate::attention::PARAMS,
         crate::backward::PARAMS,
         crate::control::PARAMS,
         crate::elementwise::PARAMS,

@@ -6,6 +6,7 @@
 //! Binding order is the same everywhere: binding 0 is the kernel's uniform params struct, then the
 //! storage windows in the order the kernel lists them.
 
+mod attention;
 mod backward;
 pub mod builder;
 pub mod control;
@@ -120,6 +121,8 @@ backend_api::dispatch_ops! {
         Op::LayerNorm(a) => norm::layer_norm(b, a, io.input(0)?, io.input(1)?, io.opt_input(2), io.output(0)?),
         Op::RmsNorm(a) => norm::rms_norm(b, a, io.input(0)?, io.input(1)?, io.opt_input(2), io.output(0)?),
         Op::SoftmaxCrossEntropy(a) => norm::softmax_cross_entropy(b, a, io.input(0)?, io.input(1)?, io.output(0)?),
+        Op::Rope(a) => attention::rope(b, a, io.input(0)?, io.input(1)?, io.input(2)?, io.output(0)?),
+        Op::RopeBackward(a) => attention::rope_backward(b, a, io.input(0)?, io.input(1)?, io.input(2)?, io.output(0)?),
         Op::Gather(a) => indexing::gather(b, a.axis, io.input(0)?, io.input(1)?, io.output(0)?),
         Op::ScatterAdd(a) => indexing::scatter_add(b, a.axis, io.input(0)?, io.input(1)?, io.input(2)?, io.output(0)?),
         Op::GatherBackward(a) => indexing::gather_backward(b, a.axis, io.input(0)?, io.input(1)?, io.output(0)?),
@@ -134,7 +137,7 @@ backend_api::dispatch_ops! {
     missing => not_lowered(&io.node.op),
     [
         GroupedMatMul, QuantMatMul, QuantGroupedMatMul, GroupNorm, LayerNorm2d, FusedResidualLayerNorm,
-        FusedResidualRmsNorm, Attention, AttentionBackward, Rope, RopeBackward, Conv, ConvTranspose, Pool,
+        FusedResidualRmsNorm, Attention, AttentionBackward, Conv, ConvTranspose, Pool,
         Im2Col, ResizeNearest, Rnn, Gru, Lstm, SelectiveScan, Mamba2, GatedDeltaNet, Scan, Fft, LogMel,
         WelchPeaks, If, While, ElementwiseRegion, BatchElementwiseRegion, TransformRegion, Custom,
         LayerNormBackward, RmsNormBackward, LogMelBackward;

@@ -76,8 +76,6 @@ pub const NOT_COVERED: &[(&str, &str)] = &[
     ("LayerNorm2d", NORMS),
     ("Attention", ATTENTION),
     ("AttentionBackward", ATTENTION),
-    ("Rope", ATTENTION),
-    ("RopeBackward", ATTENTION),
     ("Conv", CONV),
     ("ConvTranspose", CONV),
     ("Pool.Max", CONV),

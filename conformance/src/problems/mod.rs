@@ -2,6 +2,7 @@
 //! Each family exposes `variants(row)`: for an op-table row it handles, one proptest strategy per
 //! dtype (Cast: per dtype pair) the row allows.
 
+pub mod attention;
 pub mod backward;
 pub mod conv;
 pub mod elementwise;
@@ -41,6 +42,7 @@ pub fn variants(row: &str) -> Option<Vec<Variant>> {
         .or_else(|| reduce::variants(row))
         .or_else(|| linalg::variants(row))
         .or_else(|| norm::variants(row))
+        .or_else(|| attention::variants(row))
         .or_else(|| conv::variants(row))
         .or_else(|| backward::variants(row))
         .or_else(|| random::variants(row))

@@ -42,7 +42,7 @@ fn operands(x: &Tensor, cos: &Tensor, sin: &Tensor, a: &RopeAttrs, op: &str) -> 
     if !matches!(x.dtype(), DType::F32 | DType::F16 | DType::BF16) {
         bail!(DType, "{op} x must be F32, F16 or BF16, got {}{dims:?}", x.dtype());
     }
-    if a.head_dim < 2 || a.rotary_dim % 2 != 0 || a.rotary_dim > a.head_dim {
+    if a.head_dim < 2 || !a.rotary_dim.is_multiple_of(2) || a.rotary_dim > a.head_dim {
         bail!(Attribute, "{op} head_dim {} must be >= 2 and rotary_dim {} even and <= it", a.head_dim, a.rotary_dim);
     }
     if rank < 2 || a.seq_axis + 1 >= rank {

@@ -81,6 +81,10 @@ backend_api::dispatch_ops! {
         Op::RmsNorm(a) => k(move |i, _| norm::rms_norm(nth(i, 0)?, nth(i, 1)?, i.get(2).copied(), &a).map(one)),
         Op::FusedResidualLayerNorm(a) => k(move |i, _| fused::fused_residual_norm(i, &a, fused::Norm::Layer)),
         Op::FusedResidualRmsNorm(a) => k(move |i, _| fused::fused_residual_norm(i, &a, fused::Norm::Rms)),
+        Op::Rope(a) => k(move |i, _| attention::rope::rope(nth(i, 0)?, nth(i, 1)?, nth(i, 2)?, &a).map(one)),
+        Op::RopeBackward(a) => {
+            k(move |i, _| attention::rope::rope_backward(nth(i, 0)?, nth(i, 1)?, nth(i, 2)?, &a).map(one))
+        }
         Op::Gather(a) => k(move |i, _| indexing::gather(nth(i, 0)?, nth(i, 1)?, a.axis).map(one)),
         Op::ScatterAdd(a) => k(move |i, _| indexing::scatter_add(nth(i, 0)?, nth(i, 1)?, nth(i, 2)?, a.axis).map(one)),
         Op::GatherBackward(a) => {
@@ -109,8 +113,8 @@ backend_api::dispatch_ops! {
     // Every kind cpu-ref does not implement, each named once (legalisation may still reach some
     // of them through their decompositions).
     missing => Err(unsupported(op)),
-    [GroupedMatMul, QuantMatMul, QuantGroupedMatMul, GroupNorm, LayerNorm2d, AttentionBackward, Rope, RopeBackward,
-     Conv, ConvTranspose, Pool, Im2Col,
+    [GroupedMatMul, QuantMatMul, QuantGroupedMatMul, GroupNorm, LayerNorm2d, AttentionBackward, Conv,
+     ConvTranspose, Pool, Im2Col,
      Rnn, Gru, Lstm, SelectiveScan, Mamba2, GatedDeltaNet, Scan, Fft, LogMel, WelchPeaks, If, While,
      ElementwiseRegion, BatchElementwiseRegion, TransformRegion, Custom, LayerNormBackward, RmsNormBackward,
      LogMelBackward;

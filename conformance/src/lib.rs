@@ -75,8 +75,6 @@ pub const NOT_COVERED: &[(&str, &str)] = &[
     ("GroupNorm", NORMS),
     ("LayerNorm2d", NORMS),
     ("AttentionBackward", ATTENTION),
-    ("Rope", ATTENTION),
-    ("RopeBackward", ATTENTION),
     ("Conv", CONV),
     ("ConvTranspose", CONV),
     ("Pool.Max", CONV),

@@ -166,6 +166,8 @@ op_tests! {
     cumsum => "Cumsum",
     cumsum_backward => "CumsumBackward",
     softmax_cross_entropy => "SoftmaxCrossEntropy",
+    rope => "Rope",
+    rope_backward => "RopeBackward",
     softmax_cross_entropy_backward => "SoftmaxCrossEntropyBackward",
     gather => "Gather",
     scatter_add => "ScatterAdd",

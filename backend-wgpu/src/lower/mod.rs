@@ -123,6 +123,8 @@ backend_api::dispatch_ops! {
         Op::FusedResidualLayerNorm(a) => norm::fused_residual_norm(b, shaders::norm::NormKind::LayerNorm, a, io),
         Op::FusedResidualRmsNorm(a) => norm::fused_residual_norm(b, shaders::norm::NormKind::RmsNorm, a, io),
         Op::SoftmaxCrossEntropy(a) => norm::softmax_cross_entropy(b, a, io.input(0)?, io.input(1)?, io.output(0)?),
+        Op::Rope(a) => attention::rope(b, a, io.input(0)?, io.input(1)?, io.input(2)?, io.output(0)?),
+        Op::RopeBackward(a) => attention::rope_backward(b, a, io.input(0)?, io.input(1)?, io.input(2)?, io.output(0)?),
         Op::Gather(a) => indexing::gather(b, a.axis, io.input(0)?, io.input(1)?, io.output(0)?),
         Op::ScatterAdd(a) => indexing::scatter_add(b, a.axis, io.input(0)?, io.input(1)?, io.input(2)?, io.output(0)?),
         Op::GatherBackward(a) => indexing::gather_backward(b, a.axis, io.input(0)?, io.input(1)?, io.output(0)?),
@@ -137,8 +139,8 @@ backend_api::dispatch_ops! {
     }
     missing => not_lowered(&io.node.op),
     [
-        GroupedMatMul, QuantMatMul, QuantGroupedMatMul, GroupNorm, LayerNorm2d, AttentionBackward, Rope,
-        RopeBackward, Conv, ConvTranspose, Pool,
+        GroupedMatMul, QuantMatMul, QuantGroupedMatMul, GroupNorm, LayerNorm2d, AttentionBackward, Conv,
+        ConvTranspose, Pool,
         Im2Col, ResizeNearest, Rnn, Gru, Lstm, SelectiveScan, Mamba2, GatedDeltaNet, Scan, Fft, LogMel,
         WelchPeaks, If, While, ElementwiseRegion, BatchElementwiseRegion, TransformRegion, Custom,
         LayerNormBackward, RmsNormBackward, LogMelBackward;

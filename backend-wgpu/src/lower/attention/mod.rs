@@ -9,6 +9,9 @@
 
 mod decode;
 mod flash;
+mod rope;
+
+pub use rope::{rope, rope_backward};
 
 use super::builder::{tensor_bytes, u32_of, Lower, Operand};
 use super::NodeIo;

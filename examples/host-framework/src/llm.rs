@@ -16,9 +16,7 @@
 
 use anyhow::{ensure, Context, Result};
 use backend_api::op::{AttentionAttrs, AttnLayout, BinaryOp, CompareOp, MaskKind, PadMode, RopeStyle, UnaryOp};
-use backend_api::{
-    DType, DeviceTensor, Executable, Feed, Fetched, Graph, GraphBuilder, Placement, Tensor, Value,
-};
+use backend_api::{DType, DeviceTensor, Executable, Feed, Fetched, Graph, GraphBuilder, Placement, Tensor, Value};
 use std::path::Path;
 
 /// Model and run sizes.
@@ -311,8 +309,10 @@ impl Llm {
         let layers = self.cfg.layers;
         let logits_place = if keep_logits { Placement::Host } else { Placement::Device };
         // logits, token, then every cache stays on the device
-        let place: Vec<Placement> =
-            [logits_place, Placement::Device].into_iter().chain(std::iter::repeat_n(Placement::Device, 2 * layers)).collect();
+        let place: Vec<Placement> = [logits_place, Placement::Device]
+            .into_iter()
+            .chain(std::iter::repeat_n(Placement::Device, 2 * layers))
+            .collect();
         let mut gen = Generation { tokens: Vec::new(), logits: Vec::new(), prefill_s: 0.0, decode_s: 0.0 };
         let tokens = Tensor::from_slice(&[1, n], prompt)?;
         let t0 = std::time::Instant::now();
@@ -328,7 +328,8 @@ impl Llm {
             let pos = Tensor::from_slice(&[1], &[(n + step) as i32])?;
             let caches: Vec<&DeviceTensor> = out.iter().skip(2).filter_map(Fetched::device).collect();
             ensure!(caches.len() == 2 * layers, "the caches stay on the device");
-            let mut feeds: Vec<(&str, Feed<'_>)> = vec![("token", Feed::Device(&token)), ("pos", Feed::Host(pos.view()))];
+            let mut feeds: Vec<(&str, Feed<'_>)> =
+                vec![("token", Feed::Device(&token)), ("pos", Feed::Host(pos.view()))];
             feeds.extend(names.iter().map(String::as_str).zip(caches.into_iter().map(Feed::Device)));
             let next = self.decode.run_with(&feeds, &place)?;
             out = next;

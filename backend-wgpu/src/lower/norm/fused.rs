@@ -101,7 +101,7 @@ fn bias_broadcast(kind: NormKind, dims: &[usize], bias: &Operand) -> Result<(Vec
         if let Some(s) = strides.get_mut(lead + k) {
             *s = if bd == 1 { 0 } else { step };
         }
-        step = step.checked_mul(bd).unwrap_or(usize::MAX);
+        step = step.saturating_mul(bd);
     }
     let (cd, cs) = collapse(dims, &[strides]);
     let cs = cs.into_iter().next().unwrap_or_default();

@@ -156,6 +156,51 @@ mod tests {
         Operand::whole(Buf::In(2), backend_api::DType::F32, dims.to_vec()).unwrap()
     }
 
+    /// The kernels a fused RmsNorm node of x `dims` lowers to, with a bias of `bias` dims.
+    fn lowered(d: backend_api::DType, dims: &[usize], bias: &[usize], emit_sum: bool) -> Vec<(String, usize)> {
+        let mut g = backend_api::GraphBuilder::new();
+        let x = g.input("x", d, dims.to_vec()).unwrap();
+        let r = g.input("r", d, dims.to_vec()).unwrap();
+        let b = g.input("b", d, bias.to_vec()).unwrap();
+        let gamma = g.input("g", d, vec![*dims.last().unwrap()]).unwrap();
+        let (y, s) = g.fused_residual_rms_norm(x, (r, Some(b)), (gamma, None), -1, 1e-6, emit_sum).unwrap();
+        g.output(y).unwrap();
+        if let Some(s) = s {
+            g.output(s).unwrap();
+        }
+        let graph = g.build().unwrap();
+        let node = graph.nodes().iter().find(|n| matches!(n.op, backend_api::Op::FusedResidualRmsNorm(_))).unwrap();
+        let whole = |buf: fn(usize) -> Buf, ds: Vec<Vec<usize>>| {
+            ds.into_iter().enumerate().map(|(k, dims)| Operand::whole(buf(k), d, dims).unwrap()).collect()
+        };
+        let ins = vec![dims.to_vec(), dims.to_vec(), bias.to_vec(), vec![*dims.last().unwrap()]];
+        let outs = if emit_sum { vec![dims.to_vec(); 2] } else { vec![dims.to_vec()] };
+        let io = NodeIo { node, inputs: whole(Buf::In, ins), outputs: whole(Buf::Out, outs) };
+        let mut caps = crate::device::DeviceCaps::for_tests();
+        caps.limits.min_storage_buffer_offset_alignment = 32;
+        let mut b = Lower::new(&caps, io.outputs.len());
+        crate::lower::lower(&mut b, &io).unwrap();
+        let l = b.finish();
+        l.kernels().iter().map(|k| (k.source.clone(), k.bindings.len())).collect()
+    }
+
+    #[test]
+    fn one_kernel_reads_every_input_and_writes_both_outputs() {
+        // F32 rows of a multiple of 4: the four-wide single-pass form; x, residual, bias, gamma, y, s
+        let k = lowered(backend_api::DType::F32, &[3, 40], &[40], true);
+        assert_eq!(k.len(), 1);
+        assert!(k[0].0.contains("ld4_x1") && k[0].0.contains("sm[j] = v"), "four-wide, emitting the sum");
+        assert_eq!(k[0].1, 6);
+        // long rows take the multi-pass form; without the sum one output
+        let k = lowered(backend_api::DType::F32, &[2, 9000], &[2, 1], false);
+        assert_eq!(k.len(), 1);
+        assert!(!k[0].0.contains("var v0 ") && !k[0].0.contains("st_sm"));
+        // packed F16 outputs are zeroed first, then one row kernel
+        let k = lowered(backend_api::DType::F16, &[3, 5], &[], true);
+        assert_eq!(k.len(), 3);
+        assert!(k[2].0.contains("f32_to_f16_bits(v)") && k[2].0.contains("st_sm"));
+    }
+
     #[test]
     fn bias_broadcast_collapses_runs() {
         let k = NormKind::RmsNorm;

@@ -102,13 +102,16 @@ backend_api::dispatch_ops! {
         Op::RngUniform(a) => k(move |i, env| random::rng_uniform(nth(i, 0)?, &a, env.bindings).map(one)),
         Op::RngNormal(a) => k(move |i, env| random::rng_normal(nth(i, 0)?, &a, env.bindings).map(one)),
         Op::Sample(a) => k(move |i, _| random::sample(nth(i, 0)?, nth(i, 1)?, &a).map(one)),
+        Op::Attention(a) => k(move |i, _| {
+            attention::sdpa::attention(nth(i, 0)?, nth(i, 1)?, nth(i, 2)?, i.get(3..).unwrap_or(&[]), &a).map(one)
+        }),
         Op::ResizeNearest(a) => k(move |i, _| conv::resize_nearest(nth(i, 0)?, &a.scales).map(one)),
     }
     // Every kind cpu-ref does not implement, each named once (legalisation may still reach some
     // of them through their decompositions).
     missing => Err(unsupported(op)),
     [GroupedMatMul, QuantMatMul, QuantGroupedMatMul, GroupNorm, LayerNorm2d, FusedResidualLayerNorm,
-     FusedResidualRmsNorm, Attention, AttentionBackward, Conv, ConvTranspose, Pool, Im2Col,
+     FusedResidualRmsNorm, AttentionBackward, Conv, ConvTranspose, Pool, Im2Col,
      Rnn, Gru, Lstm, SelectiveScan, Mamba2, GatedDeltaNet, Scan, Fft, LogMel, WelchPeaks, If, While,
      ElementwiseRegion, BatchElementwiseRegion, TransformRegion, Custom, LayerNormBackward, RmsNormBackward,
      LogMelBackward;
@@ -133,6 +136,6 @@ mod tests {
     #[test]
     fn the_predicate_agrees_with_the_dispatch() {
         assert!(implements(OpKind::MatMul) && implements(OpKind::Unary) && implements(OpKind::Sample));
-        assert!(!implements(OpKind::Fft) && !implements(OpKind::Attention));
+        assert!(!implements(OpKind::Fft) && !implements(OpKind::AttentionBackward));
     }
 }

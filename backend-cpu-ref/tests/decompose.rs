@@ -230,7 +230,7 @@ fn capabilities_list_what_legalisation_reaches() {
     for name in ["FusedResidualLayerNorm", "FusedResidualRmsNorm", "ElementwiseRegion", "TransformRegion", "Fma"] {
         assert!(ops.iter().any(|o| o == name), "{name} missing from {ops:?}");
     }
-    assert!(!ops.iter().any(|o| o == "Fft" || o == "Attention"));
+    assert!(!ops.iter().any(|o| o == "Fft" || o == "AttentionBackward"));
     assert!(CpuRefBackend::new().implements(backend_api::OpKind::DotGeneral));
     assert!(!CpuRefBackend::new().implements(backend_api::OpKind::ElementwiseRegion));
 }

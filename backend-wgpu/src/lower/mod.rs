@@ -133,11 +133,12 @@ backend_api::dispatch_ops! {
         Op::RngUniform(a) => random::rng_uniform(b, a, io.input(0)?, io.output(0)?),
         Op::RngNormal(a) => random::rng_normal(b, a, io.input(0)?, io.output(0)?),
         Op::Sample(a) => random::sample(b, a, io.input(0)?, io.input(1)?, io.output(0)?),
+        Op::Attention(a) => attention::attention(b, a, io),
     }
     missing => not_lowered(&io.node.op),
     [
         GroupedMatMul, QuantMatMul, QuantGroupedMatMul, GroupNorm, LayerNorm2d, FusedResidualLayerNorm,
-        FusedResidualRmsNorm, Attention, AttentionBackward, Conv, ConvTranspose, Pool,
+        FusedResidualRmsNorm, AttentionBackward, Conv, ConvTranspose, Pool,
         Im2Col, ResizeNearest, Rnn, Gru, Lstm, SelectiveScan, Mamba2, GatedDeltaNet, Scan, Fft, LogMel,
         WelchPeaks, If, While, ElementwiseRegion, BatchElementwiseRegion, TransformRegion, Custom,
         LayerNormBackward, RmsNormBackward, LogMelBackward;

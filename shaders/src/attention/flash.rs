@@ -1,0 +1,245 @@
+//! Fused attention (§2.8.1) with online softmax: `attention_flash.wgsl` for any query length
+//! (blocks of query rows, key blocks streamed through workgroup memory), `attention_decode.wgsl`
+//! for few query rows (the key range split over workgroups, flash-decoding) and
+//! `attention_combine.wgsl`, which merges the splits. They share `attention_common.wgsl`: the
+//! params, the structural-mask key ranges and the logit (scale, soft-cap, bias, masks). The
+//! score matrix is never written to device memory: the decode scratch holds one partial output
+//! row, max and sum per split and query row.
+
+use crate::{module as join, render, tensor_binding, trusted, Access, COMMON, MATH};
+use backend_api::DType;
+
+/// Shared params and helpers.
+pub const ATTENTION_COMMON: &str = include_str!("../wgsl/attention_common.wgsl");
+/// The blocked kernel for any query length.
+pub const ATTENTION_FLASH: &str = include_str!("../wgsl/attention_flash.wgsl");
+/// The split kernel for few query rows per key/value head.
+pub const ATTENTION_DECODE: &str = include_str!("../wgsl/attention_decode.wgsl");
+/// The merge of the split kernel's partial rows.
+pub const ATTENTION_COMBINE: &str = include_str!("../wgsl/attention_combine.wgsl");
+
+/// Invocations per workgroup of the split and combine kernels (one key per invocation in a
+/// block, one value column per invocation).
+pub const DECODE_THREADS: u32 = 128;
+/// The most query rows per key/value head the split kernel computes together.
+pub const DECODE_MAX_ROWS: u32 = 8;
+
+crate::params! {
+    /// `AttnParams` of `attention_common.wgsl`. Logical Q[b, h, i, d] is at
+    /// `b·q_sb + h·q_sh + i·q_si + d` (likewise K, V, O with their own strides); the keep-mask
+    /// (`m_*`) and bias (`c_*`) strides index the logical [b, h, i, j] with 0 on broadcast axes.
+    pub struct AttnParams {
+        /// Query rows `Sq`.
+        pub sq: u32,
+        /// Keys `Sk`.
+        pub sk: u32,
+        /// Query/key head width `D`.
+        pub d: u32,
+        /// Value head width `Dv`.
+        pub dv: u32,
+        /// Query heads per key/value head.
+        pub grp: u32,
+        /// Query heads `Hq`.
+        pub hq: u32,
+        /// Batch-head pairs `B·Hq`.
+        pub bh: u32,
+        /// Rows of the grid's (y, z) plane that carry the batch-head pairs.
+        pub bh_rows: u32,
+        /// Query batch stride.
+        pub q_sb: u32,
+        /// Query head stride.
+        pub q_sh: u32,
+        /// Query row stride.
+        pub q_si: u32,
+        /// Key batch stride.
+        pub k_sb: u32,
+        /// Key head stride.
+        pub k_sg: u32,
+        /// Key row stride.
+        pub k_sj: u32,
+        /// Value batch stride.
+        pub v_sb: u32,
+        /// Value head stride.
+        pub v_sg: u32,
+        /// Value row stride.
+        pub v_sj: u32,
+        /// Output batch stride.
+        pub o_sb: u32,
+        /// Output head stride.
+        pub o_sh: u32,
+        /// Output row stride.
+        pub o_si: u32,
+        /// Keep-mask strides over (b, h, i, j).
+        pub m_sb: u32,
+        /// See `m_sb`.
+        pub m_sh: u32,
+        /// See `m_sb`.
+        pub m_si: u32,
+        /// See `m_sb`.
+        pub m_sj: u32,
+        /// Bias strides over (b, h, i, j).
+        pub c_sb: u32,
+        /// See `c_sb`.
+        pub c_sh: u32,
+        /// See `c_sb`.
+        pub c_si: u32,
+        /// See `c_sb`.
+        pub c_sj: u32,
+        /// `δ` of the structural masks.
+        pub delta: i32,
+        /// 0 none, 1 causal, 2 sliding window.
+        pub mask_kind: u32,
+        /// Sliding-window length.
+        pub window: u32,
+        /// Logit scale.
+        pub scale: f32,
+        /// Soft-cap, 0 for none.
+        pub softcap: f32,
+        /// Keys per split (decode kernel).
+        pub chunk: u32,
+        /// Splits (decode kernel).
+        pub splits: u32,
+        /// Value-column chunks (prefill kernel).
+        pub dv_chunks: u32,
+    }
+}
+
+/// Tile of the blocked kernel: `bq` query rows (a multiple of 4; `2·bq` invocations), `bk`
+/// keys per block (a multiple of 8), `dc` head-width elements per staged chunk (a multiple of 4), `dvc` value
+/// columns per workgroup (a multiple of 32).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct FlashTile {
+    /// Query rows per workgroup.
+    pub bq: u32,
+    /// Keys per block.
+    pub bk: u32,
+    /// Head-width chunk.
+    pub dc: u32,
+    /// Value columns per workgroup.
+    pub dvc: u32,
+}
+
+impl FlashTile {
+    /// The tile for adapters with 48 KiB of workgroup memory or more.
+    pub const LARGE: FlashTile = FlashTile { bq: 64, bk: 32, dc: 32, dvc: 128 };
+    /// The tile that fits WebGPU's default 16 KiB.
+    pub const SMALL: FlashTile = FlashTile { bq: 32, bk: 32, dc: 16, dvc: 64 };
+
+    /// Vec4s of the staging array: the Q and K chunks (rows padded by one vec4), or the V
+    /// block, whichever is larger.
+    pub fn stage_vec4s(self) -> u32 {
+        let qk = (self.bq + self.bk) * (self.dc / 4 + 1);
+        qk.max(self.bk * self.dvc / 4)
+    }
+
+    /// Bytes of workgroup memory the kernel declares.
+    pub fn workgroup_bytes(self) -> u32 {
+        16 * (self.stage_vec4s() + self.bq * (self.bk / 4 + 1)) + 4 * self.bq * 8
+    }
+
+    /// Invocations per workgroup.
+    pub fn threads(self) -> u32 {
+        2 * self.bq
+    }
+}
+
+/// What selects a variant: the dtype of q, k, v and the output, the keep-mask (Bool) and the
+/// bias dtype when present.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct AttnVariant {
+    /// dtype of q, k, v and the output (F32, F16 or BF16).
+    pub dtype: DType,
+    /// A Bool keep-mask is bound.
+    pub keep_mask: bool,
+    /// The bias dtype, when a bias is bound.
+    pub bias: Option<DType>,
+}
+
+impl AttnVariant {
+    /// The storage bindings after the params, in order: q, k, v, keep-mask, bias, then the
+    /// kernel's own outputs (see each renderer).
+    fn inputs(self) -> String {
+        let mut s = String::new();
+        for (k, name) in ["q", "k", "v"].into_iter().enumerate() {
+            s += &tensor_binding(name, 1 + k as u32, self.dtype, Access::Read);
+        }
+        let mut next = 4;
+        if self.keep_mask {
+            s += &tensor_binding("mask", next, DType::Bool, Access::Read);
+            next += 1;
+        }
+        if let Some(d) = self.bias {
+            s += &tensor_binding("bias", next, d, Access::Read);
+        }
+        s
+    }
+
+    /// The binding number of the first output.
+    fn first_output(self) -> u32 {
+        4 + u32::from(self.keep_mask) + u32::from(self.bias.is_some())
+    }
+
+    /// `attention_common.wgsl` with this variant's keep-mask and bias expressions.
+    fn common(self) -> Result<String, String> {
+        let keep = if self.keep_mask { "ld_mask(b * p.m_sb + h * p.m_sh + i * p.m_si + j * p.m_sj)" } else { "1u" };
+        let bias =
+            if self.bias.is_some() { "ld_bias(b * p.c_sb + h * p.c_sh + i * p.c_si + j * p.c_sj)" } else { "0.0" };
+        render(ATTENTION_COMMON, &[("BIAS", bias), ("KEEP", keep)])
+    }
+
+    fn supported(self) -> bool {
+        let float = |d: DType| matches!(d, DType::F32 | DType::F16 | DType::BF16);
+        float(self.dtype) && self.bias.is_none_or(|d| d == self.dtype || d == DType::F32)
+    }
+}
+
+/// The blocked kernel for variant `v` and tile `t`; `None` for a dtype outside the float32
+/// family or a bias dtype the spec does not allow.
+pub fn flash_module(v: AttnVariant, t: FlashTile) -> Option<Result<String, String>> {
+    if !v.supported() || t.bq % 4 != 0 || t.bk % 8 != 0 || t.dvc % 32 != 0 || t.dc % 4 != 0 || t.dc == 0 {
+        return None;
+    }
+    Some((|| {
+        let out = tensor_binding("o", v.first_output(), v.dtype, Access::Write);
+        let body = render(
+            ATTENTION_FLASH,
+            &[
+                ("BQ", &t.bq.to_string()),
+                ("BK", &t.bk.to_string()),
+                ("DC", &t.dc.to_string()),
+                ("DVC", &t.dvc.to_string()),
+                ("STAGE", &t.stage_vec4s().to_string()),
+            ],
+        )?;
+        Ok(trusted(&join(&[COMMON, MATH, &v.common()?, &v.inputs(), &out, &body])))
+    })())
+}
+
+/// The split kernel for variant `v` computing up to `rmax` rows (1, 2, 4 or 8) per key/value
+/// head; its outputs are the f32 scratch of partial rows (`po`) and of (max, sum) pairs (`pm`).
+pub fn decode_module(v: AttnVariant, rmax: u32) -> Option<Result<String, String>> {
+    if !v.supported() || !matches!(rmax, 1 | 2 | 4 | 8) {
+        return None;
+    }
+    Some((|| {
+        let first = v.first_output();
+        let po = tensor_binding("po", first, DType::F32, Access::Write);
+        let pm = tensor_binding("pm", first + 1, DType::F32, Access::Write);
+        let body = render(ATTENTION_DECODE, &[("RMAX", &rmax.to_string())])?;
+        Ok(trusted(&join(&[COMMON, MATH, &v.common()?, &v.inputs(), &po, &pm, &body])))
+    })())
+}
+
+/// The merge of the split kernel's scratch into the output of dtype `d`.
+pub fn combine_module(d: DType) -> Option<Result<String, String>> {
+    let v = AttnVariant { dtype: d, keep_mask: false, bias: None };
+    if !v.supported() {
+        return None;
+    }
+    Some((|| {
+        let po = tensor_binding("po", 1, DType::F32, Access::Read);
+        let pm = tensor_binding("pm", 2, DType::F32, Access::Read);
+        let out = tensor_binding("o", 3, d, Access::Write);
+        Ok(trusted(&join(&[COMMON, MATH, &v.common()?, &po, &pm, &out, ATTENTION_COMBINE])))
+    })())
+}

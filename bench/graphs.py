@@ -7,11 +7,6 @@ The per-op device time is (median_T - median_1) / (T - 1): the upload, submit, w
 that both graphs share cancel. The MLP is written once, with a host Input, and timed end to end.
 Workload names are those of torch_ref.py, so the two tables join on them.
 
-Rope (rope_s<S>h<H>d<D>_f32): x [1, S, H, D] F32 (S = 4096, H = 32, D = 128; --small: 64, 4, 128),
-NeoX over the whole head, position axis 1, tables cos, sin [S, D/2] F32; bytes per op = read x +
-write y + read both tables = 4·(2·S·H·D + S·D). Its output is narrowed to position 0 (a small
-readback), as the chains above narrow to one row.
-
     python3 bench/graphs.py OUTDIR [--small]
 
 writes OUTDIR/<name>_c1.json, OUTDIR/<name>_c<T>.json, OUTDIR/<mlp>.json and OUTDIR/workloads.tsv
@@ -59,19 +54,6 @@ def chain(op, shape, extra_params, t, dtype="F32", out_shape=None):
         nodes.append(node(op, [last] + extra, dtype, out_shape))
         last = len(nodes) - 1
     return graph(nodes, first_row(nodes, last, out_shape, dtype))
-
-
-def rope_chain(s, h, d, t):
-    """x -> Rope -> Rope ... (t times) over shared tables, narrowed to position 0."""
-    shape = [1, s, h, d]
-    nodes = [param("x", shape), param("cos", [s, d // 2]), param("sin", [s, d // 2])]
-    attrs = {"Rope": {"head_dim": d, "rotary_dim": d, "style": "NeoX", "seq_axis": 1}}
-    last = 0
-    for _ in range(t):
-        nodes.append(node(attrs, [last, 1, 2], "F32", shape))
-        last = len(nodes) - 1
-    nodes.append(node({"Narrow": {"axis": 1, "start": 0, "len": 1, "step": 1}}, [last], "F32", [1, 1, h, d]))
-    return graph(nodes, len(nodes) - 1)
 
 
 def mlp(width, batch, layers, fused):
@@ -131,12 +113,6 @@ def main():
             with open(f"{outdir}/{name}_c{n}.json", "w") as f:
                 json.dump(chain(op, shape, extra, n, dt, out_shape), f)
         lines.append(f"{name}\t{unit}\t{amount}\t{t}")
-    s, h, d, t = (64, 4, 128, 9) if small else (4096, 32, 128, 9)
-    name = f"rope_s{s}h{h}d{d}_f32"
-    for n in (1, t):
-        with open(f"{outdir}/{name}_c{n}.json", "w") as f:
-            json.dump(rope_chain(s, h, d, n), f)
-    lines.append(f"{name}\tGB/s\t{4 * (2 * s * h * d + s * d)}\t{t}")
     for fused in (False, True):
         name = "mlp4_b1_w256" + ("_fused" if fused else "")
         with open(f"{outdir}/{name}.json", "w") as f:

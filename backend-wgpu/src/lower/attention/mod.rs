@@ -6,6 +6,8 @@
 //!
 //! Few query rows per key/value head (decoding) use the split kernel in [`flash`], which spreads
 //! the key range over workgroups; every other shape uses the blocked kernel.
+//!
+//! Rope and RopeBackward (§2.8.3–2.8.4) are in [`rope`].
 
 mod decode;
 mod flash;

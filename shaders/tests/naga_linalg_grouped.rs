@@ -2,7 +2,7 @@
 //! of every GEMM variant) and validates it with naga.
 
 use backend_api::DType;
-use shaders::linalg::grouped::{count_module, grouped_module, place_module, scan_module, tiles_module};
+use shaders::linalg::grouped::{count_module, grouped_module, place_module, rows_module, scan_module, tiles_module};
 use shaders::linalg::{acc_dtype, CoopShape, CoopTile, CoopVecTile, GemvTile, Tile, Variant, VecTile};
 
 mod common;
@@ -19,6 +19,7 @@ fn grouping_steps_are_valid_for_every_index_dtype() {
     assert!(count_module(DType::F32).is_err() && place_module(DType::I8).is_err());
     validate("grouped scan", &scan_module());
     validate("grouped tiles", &tiles_module());
+    validate("grouped rows", &rows_module());
 }
 
 /// A sample of every kind of product variant the grouped lowering can pick.

@@ -30,6 +30,20 @@ crate::params! {
     }
 }
 
+crate::params! {
+    /// `GroupRowsParams` of `linalg_grouped_rows.wgsl`.
+    pub struct GroupRowsParams {
+        /// Words of the output.
+        pub words: u32,
+        /// Words per row.
+        pub row_words: u32,
+        /// Rows of the source.
+        pub src_rows: u32,
+        /// Padding.
+        pub pad0: u32,
+    }
+}
+
 /// Params and the expert rule shared by the grouping kernels.
 pub const GROUPED_COMMON: &str = include_str!("../wgsl/linalg_grouped_common.wgsl");
 /// Step 1: per-expert counts and each row's slot.
@@ -40,6 +54,8 @@ pub const GROUPED_SCAN: &str = include_str!("../wgsl/linalg_grouped_scan.wgsl");
 pub const GROUPED_TILES: &str = include_str!("../wgsl/linalg_grouped_tiles.wgsl");
 /// Step 4: each row's padded position and the source row of each used padded row.
 pub const GROUPED_PLACE: &str = include_str!("../wgsl/linalg_grouped_place.wgsl");
+/// Row moves of whole words through a row table.
+pub const GROUPED_ROWS: &str = include_str!("../wgsl/linalg_grouped_rows.wgsl");
 /// The batch offsets that make a dense GEMM kernel grouped.
 pub const GROUPED_OFFSETS: &str = include_str!("../wgsl/linalg_grouped_offsets.wgsl");
 
@@ -65,6 +81,12 @@ pub fn tiles_module() -> String {
 /// positions (M), 5 source rows (T · P).
 pub fn place_module(index: DType) -> Result<String, String> {
     Ok(join(&[COMMON, GROUPED_COMMON, &index_binding(1, index)?, GROUPED_PLACE]))
+}
+
+/// Row moves of whole words. Bindings: 1 source rows, 2 row table (u32, `NONE` for a zero
+/// row), 3 output rows.
+pub fn rows_module() -> String {
+    join(&[COMMON, GROUPED_ROWS])
 }
 
 /// Binding of the weight-offset table in a grouped GEMM kernel: after `a` (1), `b` (2) and the

@@ -108,8 +108,12 @@ use coop_code::{CoopCode, Staging};
 use gemv_code::GemvCode;
 use tiled_code::{Unrolled, VecUnrolled};
 
-pub const PARAMS: &[crate::params::Layout] =
-    &[GemmParams::LAYOUT, DotPermuteParams::LAYOUT, <grouped::GroupParams as Params>::LAYOUT];
+pub const PARAMS: &[crate::params::Layout] = &[
+    GemmParams::LAYOUT,
+    DotPermuteParams::LAYOUT,
+    <grouped::GroupParams as Params>::LAYOUT,
+    <grouped::GroupRowsParams as Params>::LAYOUT,
+];
 
 /// Params, batch addressing and epilogue shared by the kernels below.
 pub const LINALG_COMMON: &str = include_str!("../wgsl/linalg_common.wgsl");

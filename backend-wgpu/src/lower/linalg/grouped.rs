@@ -6,10 +6,12 @@
 //!    fill whole tiles of P rows (`linalg_grouped_common.wgsl`);
 //! 3. `tiles`: each tile's weight offset (its expert's matrix), every padded row marked empty;
 //! 4. `place`: each row's padded position and the source row of each used padded row;
-//! 5. a Gather of x's rows into the padded layout (empty rows read zero);
+//! 5. a copy of x's rows into the padded layout (empty rows read zero): whole words where rows
+//!    are whole words, else an element Gather;
 //! 6. the grouped GEMM: the dense GEMM kernel of the variant the product would get, run over the
 //!    tiles as a batch of `[P, K] x [K, N]` products whose weight offsets come from step 3;
-//! 7. a Gather of the products back to the row order (rows of an out-of-range expert read zero).
+//! 7. the same row move of the products back to the row order (rows of an out-of-range expert
+//!    read zero).
 //!
 //! Every buffer is sized from the static shapes: the tiles in use never exceed
 //! `T = min(M, M / P + min(E, M))` (each expert with rows wastes less than one tile, and each
@@ -25,7 +27,9 @@ use crate::device::DeviceCaps;
 use crate::pipelines::BindKind;
 use backend_api::op::{GroupedMatMulAttrs, Op};
 use backend_api::{bail, DType, Error, ErrorKind, Result};
-use shaders::linalg::grouped::{count_module, place_module, scan_module, tiles_module, GroupParams, SCAN_THREADS};
+use shaders::linalg::grouped::{
+    count_module, place_module, rows_module, scan_module, tiles_module, GroupParams, GroupRowsParams, SCAN_THREADS,
+};
 use shaders::linalg::{Epilogue, Variant};
 use shaders::params::Params;
 
@@ -85,7 +89,7 @@ pub fn grouped_matmul(b: &mut Lower<'_>, x: &Operand, w: &Operand, expert: &Oper
     push(b, shader(place_module(expert.dtype))?, bindings, &p, threads(m)?);
     // 5.–7. Sorted rows, their products, and the products in row order.
     let xs = b.temp(x.dtype, vec![padded, k])?;
-    indexing::gather(b, 0, x, &src, &xs)?;
+    move_rows(b, x, &src, &xs)?;
     let ys = b.temp(out.dtype, vec![padded, n])?;
     let g = Gemm {
         dtype: out.dtype,
@@ -98,7 +102,7 @@ pub fn grouped_matmul(b: &mut Lower<'_>, x: &Operand, w: &Operand, expert: &Oper
         bias: None,
     };
     gemm_as(b, &g, variant, Epilogue::Store, &ys, Some(boff.window))?;
-    indexing::gather(b, 0, &ys, &pos, out)
+    move_rows(b, &ys, &pos, out)
 }
 
 /// The GEMM variant of the grouped product and its rows per tile P: for at most
@@ -126,6 +130,40 @@ fn plan(caps: &DeviceCaps, x: &Operand, w: &Operand, [m, n, k]: [usize; 3]) -> R
         bail!(DeviceLimit, "the {variant:?} GEMM kernel has no rows per tile");
     }
     Ok((variant, tile))
+}
+
+/// `out` row r = `x` row `table[r]` (u32), zeros where the entry is not a row: one invocation per
+/// word where rows are whole words (no zeroing pass, no atomics), else the element Gather.
+fn move_rows(b: &mut Lower<'_>, x: &Operand, table: &Operand, out: &Operand) -> Result<()> {
+    let (&[src_rows, width], &[rows, out_width]) = (x.dims.as_slice(), out.dims.as_slice()) else {
+        bail!(Shape, "GroupedMatMul row move of {:?} into {:?}", x.dims, out.dims);
+    };
+    let row_bytes = checked(width, x.dtype.size(), "bytes of a row")?;
+    let whole = row_bytes.is_multiple_of(4)
+        && x.window.offset.is_multiple_of(4)
+        && out.window.offset.is_multiple_of(4)
+        && src_rows > 0
+        && width == out_width
+        && x.dtype == out.dtype
+        && table.dtype == DType::U32
+        && table.numel() == rows;
+    if !whole {
+        return indexing::gather(b, 0, x, table, out);
+    }
+    let row_words = row_bytes / 4;
+    let words = checked(rows, row_words, "words of the rows moved")?;
+    if words == 0 {
+        return Ok(());
+    }
+    let p = GroupRowsParams {
+        words: u32_of(words, "words of the rows moved")?,
+        row_words: u32_of(row_words, "words per row")?,
+        src_rows: u32_of(src_rows, "rows")?,
+        ..GroupRowsParams::default()
+    };
+    let bindings = vec![(x.window, BindKind::Read), (table.window, BindKind::Read), (out.window, BindKind::Write)];
+    b.push(Kernel { source: rows_module(), bindings, params: p.to_bytes(), grid: threads(words)?, flops: None });
+    Ok(())
 }
 
 fn checked(a: usize, b: usize, what: &str) -> Result<usize> {

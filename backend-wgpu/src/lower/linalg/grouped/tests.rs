@@ -84,3 +84,21 @@ fn mismatched_operands_are_errors() {
     let e = grouped_matmul(&mut Lower::new(&caps, 1), &x, &w, &fids, &out).unwrap_err();
     assert_eq!(e.kind(), ErrorKind::DType, "{e}");
 }
+
+#[test]
+fn whole_word_rows_move_as_words_and_odd_half_rows_as_elements() {
+    let caps = DeviceCaps::for_tests();
+    let files = |l: &Lowering| -> Vec<&'static str> {
+        l.kernels().iter().filter_map(|k| shaders::kernel_file(&k.source)).collect()
+    };
+    let even = lower(&caps, DType::F16, [20, 6, 4], 3);
+    let f = files(&even);
+    assert_eq!(f.iter().filter(|&&f| f == "linalg_grouped_rows.wgsl").count(), 2, "{f:?}");
+    assert!(!f.contains(&"indexing_gather.wgsl"), "{f:?}");
+    // Odd K and N: rows share words, so both moves are element Gathers.
+    let odd = lower(&caps, DType::F16, [20, 5, 3], 3);
+    let f = files(&odd);
+    assert_eq!(f.iter().filter(|&&f| f == "indexing_gather.wgsl").count(), 2, "{f:?}");
+    // 4-byte elements are always whole words.
+    assert!(!files(&lower(&caps, DType::F32, [20, 5, 3], 3)).contains(&"indexing_gather.wgsl"));
+}

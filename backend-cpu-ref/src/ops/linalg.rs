@@ -1,6 +1,7 @@
-//! MatMul, DotGeneral, FusedMatMulBiasAct (§2.6); GroupedMatMul in [`grouped`]. Dot products accumulate in f64 and each output
-//! is rounded once. DotGeneral is computed directly from its definition (not by decomposition into
-//! Transpose + MatMul), so that it can check that decomposition.
+//! MatMul, DotGeneral, FusedMatMulBiasAct (§2.6); GroupedMatMul in `linalg/grouped.rs`. Dot
+//! products accumulate in f64 and each output is rounded once. DotGeneral is computed directly
+//! from its definition (not by decomposition into Transpose + MatMul), so that it can check that
+//! decomposition.
 //!
 //! Indexing in the inner loops is in range by construction: every shape is checked against the
 //! operands before the loops start, and a tensor's element count always matches its shape.

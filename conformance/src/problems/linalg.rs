@@ -2,7 +2,7 @@
 //! ≤ 70 with occasional 0/64/65/127/129 edges, broadcast batch dims (rank mismatch included),
 //! DotGeneral with 0–2 batch, contracting and free axes per side at any positions. The magnitude
 //! `M` of each output element is the same contraction over absolute values (plus `|bias|`).
-//! `GroupedMatMul` (§2.6.4) is in [`grouped`].
+//! `GroupedMatMul` (§2.6.4) is in `linalg/grouped.rs`.
 
 use super::elementwise::operand_shapes;
 use super::{per_dtype, skeleton, Skeleton, Variant};

@@ -69,7 +69,6 @@ const SPLAT: &str = "no generator yet: no backend implements Gaussian splatting 
 /// Op-table rows deliberately without a problem generator, with the reason. An entry leaves
 /// this list when its generator is written (the coverage test rejects a row in both places).
 pub const NOT_COVERED: &[(&str, &str)] = &[
-    ("GroupedMatMul", LINALG),
     ("QuantMatMul", LINALG),
     ("QuantGroupedMatMul", LINALG),
     ("GroupNorm", NORMS),

@@ -153,6 +153,7 @@ op_tests! {
     matmul => "MatMul",
     dot_general => "DotGeneral",
     fused_matmul_bias_act => "FusedMatMulBiasAct",
+    grouped_matmul => "GroupedMatMul",
     softmax => "Softmax",
     log_softmax => "LogSoftmax",
     layer_norm => "LayerNorm",

@@ -32,7 +32,7 @@ pub(crate) fn add(a: Scalar, b: Scalar, dt: DType) -> Result<Scalar> {
 }
 
 /// The values of an index tensor (I32, I64 or U32) as i128; a `DType` error for other dtypes.
-fn index_values(indices: &Tensor, op: &str) -> Result<Vec<i128>> {
+pub(crate) fn index_values(indices: &Tensor, op: &str) -> Result<Vec<i128>> {
     match indices.dtype() {
         DType::I32 | DType::I64 | DType::U32 => {}
         d => bail!(DType, "{op} indices must be I32, I64 or U32, got {d}{:?}", indices.shape()),

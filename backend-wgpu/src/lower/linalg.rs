@@ -1,4 +1,5 @@
-//! MatMul, FusedMatMulBiasAct and DotGeneral (§2.6): one tiled GEMM kernel (`shaders::linalg`)
+//! MatMul, FusedMatMulBiasAct and DotGeneral (§2.6), and GroupedMatMul (`grouped.rs`, the same
+//! GEMM kernels over expert-sorted row tiles): one tiled GEMM kernel (`shaders::linalg`)
 //! that reads each operand through strides, so that broadcast batch dims, transposed layouts and
 //! DotGeneral axis orders need no copy whenever the operand's row axes and column axes each
 //! merge into one strided axis. Only DotGeneral operands whose axes do not merge (e.g. contracting
@@ -17,12 +18,15 @@ use backend_api::op::{DotGeneralAttrs, Op, UnaryOp};
 use backend_api::shape::try_numel;
 use backend_api::shape::{broadcast_strides, strides};
 use backend_api::{bail, ensure, DType, Error, ErrorKind, Result, Shape, TensorType};
+use shaders::linalg::grouped::grouped_module;
 use shaders::linalg::{
     acc_dtype, module, permute_module, splitk_module, DotPermuteParams, Epilogue, GemmParams, Tile, Variant,
 };
 use shaders::params::Params;
 
 mod coop;
+mod grouped;
+pub use grouped::grouped_matmul;
 
 /// Batched GEMMs with at least this many 128 x 128 tiles use the large tile (enough workgroups
 /// to fill a big GPU several times over); smaller ones use 64 x 64 tiles for parallelism. The
@@ -164,13 +168,31 @@ fn matmul_gemm(x: &Operand, w: &Operand, bias: Option<&Operand>, out: &Operand) 
 /// dtypes, the product kernel (split into several dispatches when a grid axis exceeds the
 /// device's limit) and, when K is split, the reduction of the partial sums (kept in scratch).
 fn gemm(b: &mut Lower<'_>, g: &Gemm, epi: Epilogue, out: &Operand) -> Result<()> {
+    if out.numel() == 0 {
+        return Ok(());
+    }
+    let variant = choose_variant(b.caps(), g, try_numel(&g.batch_dims)?)?;
+    gemm_as(b, g, variant, epi, out, None)
+}
+
+/// [`gemm`] with the product kernel `variant`; with `table`, the grouped form of the kernel
+/// (plain store only), whose batch β reads the weight at the offset `table[β]` (see
+/// `grouped.rs`).
+fn gemm_as(
+    b: &mut Lower<'_>,
+    g: &Gemm,
+    variant: Variant,
+    epi: Epilogue,
+    out: &Operand,
+    table: Option<Window>,
+) -> Result<()> {
     let batch = try_numel(&g.batch_dims)?;
     let out_numel = out.numel();
     if out_numel == 0 {
         return Ok(());
     }
     fits_u32(out_numel, "output elements")?;
-    let variant = choose_variant(b.caps(), g, batch)?;
+    ensure!(table.is_none() || epi == Epilogue::Store, Attribute, "a grouped GEMM stores plain products");
     let (bm, bn) = variant.block(g.dtype);
     let tile = |t: u32| usize::try_from(t).unwrap_or(usize::MAX).max(1);
     let blocks = [g.n.div_ceil(tile(bn)), g.m.div_ceil(tile(bm))];
@@ -185,7 +207,10 @@ fn gemm(b: &mut Lower<'_>, g: &Gemm, epi: Epilogue, out: &Operand) -> Result<()>
     } else {
         (out.window, g.dtype, epi)
     };
-    let source = render(module(g.dtype, product_dtype, variant, product_epi), g.dtype, epi)?;
+    let source = match table {
+        None => render(module(g.dtype, product_dtype, variant, product_epi), g.dtype, epi)?,
+        Some(_) => render(grouped_module(g.dtype, product_dtype, variant), g.dtype, epi)?,
+    };
     // With K = 0 the operands are empty and never read; bind the output in their place, since an
     // empty range is bound as 4 bytes, less than one element of an 8-byte dtype.
     let operand = |s: &Strided| if g.k == 0 { out.window } else { s.window };
@@ -194,6 +219,9 @@ fn gemm(b: &mut Lower<'_>, g: &Gemm, epi: Epilogue, out: &Operand) -> Result<()>
         bindings.push((bias.window, BindKind::Read));
     }
     bindings.push((product_out, BindKind::Write));
+    if let Some(t) = table {
+        bindings.push((t, BindKind::Read));
+    }
     // Packed outputs are stored with atomic ORs into zeroed memory, except where every word is
     // written whole by one invocation: the GEMV kernels for even N, and the tiled and
     // cooperative kernels, whose `store4` calls start on multiples of 4 columns and write two

@@ -116,6 +116,7 @@ backend_api::dispatch_ops! {
             linalg::fused_matmul_bias_act(b, *activation, io.input(0)?, io.input(1)?, io.input(2)?, io.output(0)?)
         }
         Op::DotGeneral(a) => linalg::dot_general(b, a, io.input(0)?, io.input(1)?, io.output(0)?),
+        Op::GroupedMatMul(_) => linalg::grouped_matmul(b, io.input(0)?, io.input(1)?, io.input(2)?, io.output(0)?),
         Op::Softmax { axis } => norm::softmax(b, *axis, io.input(0)?, io.output(0)?),
         Op::LogSoftmax { axis } => norm::log_softmax(b, *axis, io.input(0)?, io.output(0)?),
         Op::LayerNorm(a) => norm::layer_norm(b, a, io.input(0)?, io.input(1)?, io.opt_input(2), io.output(0)?),
@@ -139,7 +140,7 @@ backend_api::dispatch_ops! {
     }
     missing => not_lowered(&io.node.op),
     [
-        GroupedMatMul, QuantMatMul, QuantGroupedMatMul, GroupNorm, LayerNorm2d, AttentionBackward, Conv,
+        QuantMatMul, QuantGroupedMatMul, GroupNorm, LayerNorm2d, AttentionBackward, Conv,
         ConvTranspose, Pool,
         Im2Col, ResizeNearest, Rnn, Gru, Lstm, SelectiveScan, Mamba2, GatedDeltaNet, Scan, Fft, LogMel,
         WelchPeaks, If, While, ElementwiseRegion, BatchElementwiseRegion, TransformRegion, Custom,

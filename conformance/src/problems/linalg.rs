@@ -2,6 +2,7 @@
 //! ≤ 70 with occasional 0/64/65/127/129 edges, broadcast batch dims (rank mismatch included),
 //! DotGeneral with 0–2 batch, contracting and free axes per side at any positions. The magnitude
 //! `M` of each output element is the same contraction over absolute values (plus `|bias|`).
+//! `GroupedMatMul` (§2.6.4) is in `linalg/grouped.rs`.
 
 use super::elementwise::operand_shapes;
 use super::{per_dtype, skeleton, Skeleton, Variant};
@@ -15,6 +16,8 @@ use proptest::sample::select;
 
 /// Upper bound on multiply-adds per case.
 const FLOPS_CAP: usize = 1 << 21;
+
+mod grouped;
 
 /// Activations exercised by `FusedMatMulBiasAct`: those with a derivative bounded by about 1, so
 /// that the magnitude-scaled tolerance of the pre-activation sum also bounds the output. (Exp,
@@ -44,6 +47,7 @@ pub fn variants(row: &str) -> Option<Vec<Variant>> {
         "DotGeneral" => {
             per_dtype(row, |dt| skeleton(0..=0, 1, 2).prop_map(move |sk| dot_general_case(dt, &sk)).boxed())
         }
+        "GroupedMatMul" => grouped::variants(row),
         _ => None,
     }
 }

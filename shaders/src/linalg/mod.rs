@@ -10,7 +10,9 @@
 //!   form reading an aligned N-contiguous B as 16-byte vectors (`linalg_gemv.wgsl`);
 //! - the split-K reduction (`linalg_splitk.wgsl`) that adds the f32/f64 partial sums the product
 //!   kernels write when K is split over several workgroups;
-//! - the strided copy (`linalg_permute.wgsl`) that DotGeneral uses to reorder an operand.
+//! - the strided copy (`linalg_permute.wgsl`) that DotGeneral uses to reorder an operand;
+//! - GroupedMatMul's grouping kernels and the grouped form of every product kernel
+//!   ([`grouped`], `linalg_grouped_*.wgsl`).
 //!
 //! The product kernels and the reduction share `linalg_common.wgsl` (params [`GemmParams`], batch
 //! addressing, epilogue). The epilogue either stores the dot product or adds the broadcast bias
@@ -100,12 +102,18 @@ crate::params! {
 /// The params structs of this family (see [`mod@crate::params`]).
 mod coop_code;
 mod gemv_code;
+pub mod grouped;
 mod tiled_code;
 use coop_code::{CoopCode, Staging};
 use gemv_code::GemvCode;
 use tiled_code::{Unrolled, VecUnrolled};
 
-pub const PARAMS: &[crate::params::Layout] = &[GemmParams::LAYOUT, DotPermuteParams::LAYOUT];
+pub const PARAMS: &[crate::params::Layout] = &[
+    GemmParams::LAYOUT,
+    DotPermuteParams::LAYOUT,
+    <grouped::GroupParams as Params>::LAYOUT,
+    <grouped::GroupRowsParams as Params>::LAYOUT,
+];
 
 /// Params, batch addressing and epilogue shared by the kernels below.
 pub const LINALG_COMMON: &str = include_str!("../wgsl/linalg_common.wgsl");

@@ -109,7 +109,11 @@ fn contracting_dim_zero() {
     assert!(p.lhs.view.is_some() && p.rhs.view.is_some());
 }
 
-fn coop_config(size: u32, ab: CooperativeScalarType, cr: CooperativeScalarType) -> CooperativeMatrixProperties {
+pub(super) fn coop_config(
+    size: u32,
+    ab: CooperativeScalarType,
+    cr: CooperativeScalarType,
+) -> CooperativeMatrixProperties {
     CooperativeMatrixProperties {
         m_size: size,
         n_size: size,
@@ -122,7 +126,7 @@ fn coop_config(size: u32, ab: CooperativeScalarType, cr: CooperativeScalarType) 
 
 /// A device like an NVIDIA GPU: subgroups of 32, f16, 48 KiB of workgroup memory, and the
 /// cooperative configurations `coop`.
-fn coop_caps(coop: Vec<CooperativeMatrixProperties>) -> DeviceCaps {
+pub(super) fn coop_caps(coop: Vec<CooperativeMatrixProperties>) -> DeviceCaps {
     let mut caps = DeviceCaps::for_tests();
     caps.subgroups = Some(crate::device::SubgroupSizes { min: 32, max: 32 });
     caps.f16 = true;
@@ -301,7 +305,7 @@ fn f16_matmul_lowers_to_trusted_cooperative_kernels() {
     assert!(!uses_coop(&lower_f16_matmul(&coop_caps(vec![]), 37, 45, 19)));
 }
 
-fn h200_caps() -> DeviceCaps {
+pub(super) fn h200_caps() -> DeviceCaps {
     use CooperativeScalarType::{F16, F32};
     coop_caps(vec![coop_config(16, F16, F32)])
 }

@@ -5,10 +5,14 @@
 //! kernel family serves every layout, head grouping and mask without copies.
 //!
 //! Few query rows per key/value head (decoding) use the split kernel in [`flash`], which spreads
-//! the key range over workgroups; every other shape uses the blocked kernel.
+//! the key range over workgroups; every other shape uses the blocked kernel, on tensor cores for
+//! F16 where the device has them ([`coop`]).
 
+mod coop;
 mod decode;
 mod flash;
+#[cfg(test)]
+mod tests;
 
 use super::builder::{tensor_bytes, u32_of, Lower, Operand};
 use super::NodeIo;

@@ -32,7 +32,7 @@ pub struct CoopAttnTile {
 impl CoopAttnTile {
     /// Whether the kernel can be rendered for this tile.
     pub fn valid(self) -> bool {
-        let width = |w: u32| w > 0 && w % 16 == 0 && w <= COOP_MAX_WIDTH;
+        let width = |w: u32| w > 0 && w.is_multiple_of(16) && w <= COOP_MAX_WIDTH;
         matches!(self.subgroup, 16 | 32 | 64) && width(self.d) && width(self.dv)
     }
 

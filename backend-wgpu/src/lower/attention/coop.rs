@@ -42,8 +42,10 @@ pub(super) fn choose(caps: &DeviceCaps, dtype: DType, d: usize, dv: usize, align
 fn aligned(g: &Geometry, o: &Operands<'_>) -> bool {
     let p = &g.params;
     let strides = [p.q_sb, p.q_sh, p.q_si, p.k_sb, p.k_sg, p.k_sj, p.v_sb, p.v_sg, p.v_sj, p.o_sb, p.o_sh, p.o_si];
-    let whole = |t: &Operand| t.window.offset % 16 == 0 && t.window.bytes % 16 == 0;
-    strides.iter().all(|s| s % 8 == 0) && [o.q, o.k, o.v].into_iter().all(whole) && o.out.window.offset % 4 == 0
+    let whole = |t: &Operand| t.window.offset.is_multiple_of(16) && t.window.bytes.is_multiple_of(16);
+    strides.iter().all(|s| s.is_multiple_of(8))
+        && [o.q, o.k, o.v].into_iter().all(whole)
+        && o.out.window.offset.is_multiple_of(4)
 }
 
 /// The tile for this node on the lowering's device, if the tensor-core kernel applies.

@@ -28,7 +28,10 @@ fn every_coop_variant_is_valid() {
             let t = CoopAttnTile { subgroup: 32, d, dv };
             let name = format!("{v:?} {t:?}");
             let src = coop_module(v, t).unwrap_or_else(|| panic!("{name}: no module"));
-            validate(&name, &src.unwrap_or_else(|e| panic!("{name}: {e}")));
+            let src = src.unwrap_or_else(|e| panic!("{name}: {e}"));
+            assert_eq!(shaders::kernel_file(&src), Some("attention_flash_coop.wgsl"), "{name}");
+            assert!(shaders::is_trusted(&src), "{name}");
+            validate(&name, &src);
         }
     }
     let v = AttnVariant { dtype: DType::F16, keep_mask: true, bias: Some(DType::F32) };

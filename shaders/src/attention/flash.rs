@@ -175,19 +175,20 @@ impl AttnVariant {
     }
 
     /// The binding number of the first output.
-    fn first_output(self) -> u32 {
+    pub(super) fn first_output(self) -> u32 {
         4 + u32::from(self.keep_mask) + u32::from(self.bias.is_some())
     }
 
     /// `attention_common.wgsl` with this variant's keep-mask and bias expressions.
-    fn common(self) -> Result<String, String> {
+    pub(super) fn common(self) -> Result<String, String> {
         let keep = if self.keep_mask { "ld_mask(b * p.m_sb + h * p.m_sh + i * p.m_si + j * p.m_sj)" } else { "1u" };
         let bias =
             if self.bias.is_some() { "ld_bias(b * p.c_sb + h * p.c_sh + i * p.c_si + j * p.c_sj)" } else { "0.0" };
         render(ATTENTION_COMMON, &[("BIAS", bias), ("KEEP", keep)])
     }
 
-    fn supported(self) -> bool {
+    /// A float32-family dtype and a bias of that dtype or F32.
+    pub(super) fn supported(self) -> bool {
         let float = |d: DType| matches!(d, DType::F32 | DType::F16 | DType::BF16);
         float(self.dtype) && self.bias.is_none_or(|d| d == self.dtype || d == DType::F32)
     }

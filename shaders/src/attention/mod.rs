@@ -1,6 +1,7 @@
-//! Variants of the attention kernel family (§2.8): the fused attention kernels ([`flash`]) and the
-//! rotary embeddings Rope and RopeBackward ([`rope`]).
+//! Variants of the attention kernel family (§2.8): the fused attention kernels ([`flash`]), their
+//! tensor-core variant ([`coop`]) and the rotary embeddings Rope and RopeBackward ([`rope`]).
 
+pub mod coop;
 pub mod flash;
 pub mod rope;
 

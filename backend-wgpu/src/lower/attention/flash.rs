@@ -43,8 +43,11 @@ pub(super) fn bh_plane(b: &Lower<'_>, n: usize) -> Result<(u32, u32)> {
     Ok((u32_of(y, "grid rows")?, u32_of(z, "grid planes")?))
 }
 
-/// Lowers the node with the blocked kernel.
+/// Lowers the node with the blocked kernel, on tensor cores where [`super::coop`] applies.
 pub(super) fn run(b: &mut Lower<'_>, g: &Geometry, o: &Operands<'_>) -> Result<()> {
+    if let Some(t) = super::coop::tile(b, g, o) {
+        return super::coop::run(b, g, o, t);
+    }
     let v = variant(o);
     let t = tile(b);
     let Some(src) = flash_module(v, t) else {

@@ -5,13 +5,17 @@
 //! kernel family serves every layout, head grouping and mask without copies.
 //!
 //! Few query rows per key/value head (decoding) use the split kernel in [`flash`], which spreads
-//! the key range over workgroups; every other shape uses the blocked kernel.
+//! the key range over workgroups; every other shape uses the blocked kernel, on tensor cores for
+//! F16 where the device has them ([`coop`]).
 //!
 //! Rope and RopeBackward (§2.8.3–2.8.4) are in [`rope`].
 
+mod coop;
 mod decode;
 mod flash;
 mod rope;
+#[cfg(test)]
+mod tests;
 
 pub use rope::{rope, rope_backward};
 

@@ -375,11 +375,17 @@ fn gelu_approx_f64(x: f64) -> f64 {
     return x * sigmoid_f64(2.0lf * u);
 }
 
+// Round half to even from floor, not the `round` built-in: lavapipe's f64 RoundEven (Mesa 22.3.6
+// deb12u2) rounds 1.5 to 1. For |x| < 2^52 both `x - f` and the parity test are exact.
 fn round_f64(x: f64) -> f64 {
     if (!(abs(x) < 4503599627370496.0lf)) {
         return x;
     }
-    return f64_copysign(round(x), x);
+    let f = floor(x);
+    let d = x - f;
+    let odd = f - 2.0lf * floor(0.5lf * f) == 1.0lf;
+    let up = d > 0.5lf || (d == 0.5lf && odd);
+    return f64_copysign(select(f, f + 1.0lf, up), x);
 }
 
 fn floor_f64(x: f64) -> f64 {

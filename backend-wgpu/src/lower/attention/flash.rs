@@ -60,7 +60,7 @@ pub(super) fn run(b: &mut Lower<'_>, g: &Geometry, o: &Operands<'_>) -> Result<(
     let source = src.map_err(|e| Error::new(ErrorKind::Device, format!("attention shader: {e}")))?;
     let q_blocks = g.sq.div_ceil(t.bq as usize);
     let dv_chunks = g.dv.div_ceil(t.dvc as usize);
-    let x = q_blocks.checked_mul(dv_chunks).unwrap_or(usize::MAX);
+    let x = q_blocks.saturating_mul(dv_chunks);
     let max = b.caps().limits.max_compute_workgroups_per_dimension as usize;
     ensure!(
         x <= max,

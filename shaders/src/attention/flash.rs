@@ -197,7 +197,13 @@ impl AttnVariant {
 /// The blocked kernel for variant `v` and tile `t`; `None` for a dtype outside the float32
 /// family or a bias dtype the spec does not allow.
 pub fn flash_module(v: AttnVariant, t: FlashTile) -> Option<Result<String, String>> {
-    if !v.supported() || !t.bq.is_multiple_of(4) || !t.bk.is_multiple_of(8) || !t.dvc.is_multiple_of(32) || !t.dc.is_multiple_of(4) || t.dc == 0 {
+    if !v.supported()
+        || !t.bq.is_multiple_of(4)
+        || !t.bk.is_multiple_of(8)
+        || !t.dvc.is_multiple_of(32)
+        || !t.dc.is_multiple_of(4)
+        || t.dc == 0
+    {
         return None;
     }
     Some((|| {

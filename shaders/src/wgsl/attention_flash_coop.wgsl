@@ -197,6 +197,8 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
         let none = f32_is_inf(mn) && mn < 0.0;
         let alpha = select(1.0, exp_f32(m - mn), moved);
         m = mn;
+        // This lane's share of the row sum is in the old reference's units too.
+        l *= alpha;
         for (var c = 0u; c < KPL; c++) {
             let ph = f16(select(exp_f32(x[c] - mn), 0.0, none));
             l += f32(ph);

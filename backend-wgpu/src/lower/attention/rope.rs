@@ -138,7 +138,8 @@ fn rotate(b: &mut Lower<'_>, a: &RopeAttrs, ins: [&Operand; 3], out: &Operand, t
     // of 4 (so every pair group, head and table row starts on a vector), and 16-byte aligned
     // windows (every bound window starts at a multiple of the storage offset alignment).
     let aligned = b.caps().limits.min_storage_buffer_offset_alignment >= 16;
-    let four = x.dtype == DType::F32 && cos.dtype == DType::F32 && g.r.is_multiple_of(4) && g.d.is_multiple_of(4) && aligned;
+    let four =
+        x.dtype == DType::F32 && cos.dtype == DType::F32 && g.r.is_multiple_of(4) && g.d.is_multiple_of(4) && aligned;
     let (w, src) = if four { (4, Some(module_vec4(a.style))) } else { (1, module(x.dtype, cos.dtype)) };
     let Some(src) = src else { bail!(Unsupported, "no GPU kernel for {op} on {} with {} tables", x.dtype, cos.dtype) };
     let source = src.map_err(|e| Error::new(ErrorKind::Device, format!("rope shader: {e}")))?;

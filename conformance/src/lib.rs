@@ -55,9 +55,9 @@ pub use runner::{
 /// How the reasons of rows that no backend runs begin; a test checks that no backend lists them.
 pub const NO_BACKEND: &str = "no generator yet: no backend implements";
 
-const LINALG: &str = "no generator yet: no backend implements grouped or quantised matmul (§2.6.4–2.6.7)";
+const LINALG: &str = "no generator yet: no backend implements quantised matmul (§2.6.5–2.6.7)";
 const NORMS: &str = "no generator yet: no backend implements GroupNorm or LayerNorm2d (§2.7.6–2.7.7)";
-const ATTENTION: &str = "no generator yet: no backend implements attention or rotary embeddings (§2.8)";
+const ATTENTION: &str = "no generator yet: no backend implements the attention backward op (§2.8.2)";
 const CONV: &str = "no generator yet: no backend implements convolution, pooling or unfolding (§2.9.1–2.9.4)";
 const SEQUENCE: &str = "no generator yet: no backend implements the sequence models (§2.10)";
 const SIGNAL: &str = "no generator yet: no backend implements signal processing (§2.11)";

@@ -223,30 +223,51 @@ pub fn flash_module(v: AttnVariant, t: FlashTile) -> Option<Result<String, Strin
 }
 
 /// The split kernel for variant `v` computing up to `rmax` rows (1, 2, 4 or 8) per key/value
-/// head; its outputs are the f32 scratch of partial rows (`po`) and of (max, sum) pairs (`pm`).
-pub fn decode_module(v: AttnVariant, rmax: u32) -> Option<Result<String, String>> {
-    if !v.supported() || !matches!(rmax, 1 | 2 | 4 | 8) {
+/// head, staging Q and K in chunks of `dk` (8, 16 or 32) head-width elements
+/// ([`decode_workgroup_bytes`]); its outputs are the f32 scratch of partial rows (`po`) and of (max, sum) pairs (`pm`).
+pub fn decode_module(v: AttnVariant, rmax: u32, dk: u32) -> Option<Result<String, String>> {
+    if !v.supported() || !matches!(rmax, 1 | 2 | 4 | 8) || !matches!(dk, 8 | 16 | 32) {
         return None;
     }
     Some((|| {
         let first = v.first_output();
         let po = tensor_binding("po", first, DType::F32, Access::Write);
         let pm = tensor_binding("pm", first + 1, DType::F32, Access::Write);
-        let body = render(ATTENTION_DECODE, &[("RMAX", &rmax.to_string())])?;
+        let body = render(ATTENTION_DECODE, &[("RMAX", &rmax.to_string()), ("DK", &dk.to_string())])?;
         Ok(trusted(&join(&[COMMON, MATH, &v.common()?, &v.inputs(), &po, &pm, &body])))
     })())
 }
 
-/// The merge of the split kernel's scratch into the output of dtype `d`.
-pub fn combine_module(d: DType) -> Option<Result<String, String>> {
+/// Bytes of workgroup memory the split kernel declares for `rmax` rows and chunks of `dk`
+/// head-width elements: Q's chunk, K's transposed chunk, the scores and the reduction slots.
+pub fn decode_workgroup_bytes(rmax: u32, dk: u32) -> u32 {
+    4 * (rmax * dk + dk * (DECODE_THREADS + 1) + rmax * DECODE_THREADS + DECODE_THREADS)
+}
+
+/// The merge of the split kernel's scratch into the output of dtype `d`; `pairs` writes an
+/// F16/BF16 output two columns per invocation as whole words (the lowering checks that Dv, the
+/// output strides and the window's offset are even), so it needs no zeroing pass. `None` for a
+/// dtype outside the float32 family or `pairs` with an unpacked dtype.
+pub fn combine_module(d: DType, pairs: bool) -> Option<Result<String, String>> {
     let v = AttnVariant { dtype: d, keep_mask: false, bias: None };
-    if !v.supported() {
+    let bits = match d {
+        DType::F16 => "f32_to_f16_bits",
+        DType::BF16 => "f32_to_bf16_bits",
+        _ => "",
+    };
+    if !v.supported() || (pairs && bits.is_empty()) {
         return None;
     }
     Some((|| {
         let po = tensor_binding("po", 1, DType::F32, Access::Read);
         let pm = tensor_binding("pm", 2, DType::F32, Access::Read);
+        let (cpi, store) = if pairs {
+            ("2", format!("    atomicStore(&o[at >> 1u], {bits}(val[0]) | ({bits}(val[1]) << 16u));"))
+        } else {
+            ("1", "    st_o(at, val[0]);".to_string())
+        };
         let out = tensor_binding("o", 3, d, Access::Write);
-        Ok(trusted(&join(&[COMMON, MATH, &v.common()?, &po, &pm, &out, ATTENTION_COMBINE])))
+        let body = render(ATTENTION_COMBINE, &[("CPI", cpi), ("STORE", &store)])?;
+        Ok(trusted(&join(&[COMMON, MATH, &v.common()?, &po, &pm, &out, &body])))
     })())
 }

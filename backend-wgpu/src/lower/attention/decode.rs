@@ -7,7 +7,9 @@ use crate::lower::builder::{u32_of, Kernel, Lower};
 use crate::lower::Grid;
 use crate::pipelines::BindKind;
 use backend_api::{ensure, DType, Error, ErrorKind, Result};
-use shaders::attention::flash::{combine_module, decode_module, DECODE_MAX_ROWS, DECODE_THREADS};
+use shaders::attention::flash::{
+    combine_module, decode_module, decode_workgroup_bytes, DECODE_MAX_ROWS, DECODE_THREADS,
+};
 use shaders::params::Params;
 
 /// Split the keys until the split kernel has about this many workgroups (several per SM of a
@@ -32,14 +34,29 @@ fn unsupported(what: &str, d: DType) -> Error {
     Error::new(ErrorKind::Unsupported, format!("no attention {what} kernel for {d}"))
 }
 
+/// Whether the combine kernel can write the output two columns at a time as whole words: a
+/// packed (F16/BF16) output with Dv, its strides and its window's offset even.
+fn whole_words(g: &Geometry, o: &Operands<'_>) -> bool {
+    let p = &g.params;
+    shaders::is_packed(o.out.dtype)
+        && g.dv.is_multiple_of(2)
+        && [p.o_sb, p.o_sh, p.o_si].iter().all(|s| s.is_multiple_of(2))
+        && o.out.window.offset.is_multiple_of(4)
+}
+
 /// Lowers the node with the split kernel and the combine kernel.
 pub(super) fn run(b: &mut Lower<'_>, g: &Geometry, o: &Operands<'_>) -> Result<()> {
     let rows = g.hq / g.hkv * g.sq;
     let rmax = rows.next_power_of_two().max(1);
     let v = variant(o);
     let device = |e: String| Error::new(ErrorKind::Device, format!("attention shader: {e}"));
-    let split_src = decode_module(v, u32_of(rmax, "rows")?).ok_or_else(|| unsupported("split", v.dtype))?;
-    let combine_src = combine_module(v.dtype).ok_or_else(|| unsupported("combine", v.dtype))?;
+    let rmax = u32_of(rmax, "rows")?;
+    // The widest staging chunk the device's workgroup memory holds (8 always fits 16 KiB).
+    let limit = b.caps().limits.max_compute_workgroup_storage_size;
+    let dk = [32, 16, 8].into_iter().find(|&dk| decode_workgroup_bytes(rmax, dk) <= limit).unwrap_or(8);
+    let split_src = decode_module(v, rmax, dk).ok_or_else(|| unsupported("split", v.dtype))?;
+    let pair_words = whole_words(g, o);
+    let combine_src = combine_module(v.dtype, pair_words).ok_or_else(|| unsupported("combine", v.dtype))?;
     let nt = DECODE_THREADS as usize;
     let (lo, hi) = key_union(g);
     let blocks = (hi - lo).div_ceil(nt).max(1);
@@ -78,12 +95,17 @@ pub(super) fn run(b: &mut Lower<'_>, g: &Geometry, o: &Operands<'_>) -> Result<(
     });
     let (y, z) = bh_plane(b, pairs * rows)?;
     p.bh_rows = y;
-    b.zero_if_packed(o.out)?;
+    let combine_chunks = if pair_words {
+        g.dv.div_ceil(2 * nt)
+    } else {
+        b.zero_if_packed(o.out)?;
+        dv_chunks
+    };
     b.push(Kernel {
         source: combine_src.map_err(device)?,
         bindings: vec![(po.window, BindKind::Read), (pm.window, BindKind::Read), (o.out.window, BindKind::Write)],
         params: p.to_bytes(),
-        grid: Grid::Workgroups([u32_of(dv_chunks, "value chunks")?, y, z]),
+        grid: Grid::Workgroups([u32_of(combine_chunks, "value chunks")?, y, z]),
         flops: None,
     });
     Ok(())

@@ -223,25 +223,18 @@ pub fn flash_module(v: AttnVariant, t: FlashTile) -> Option<Result<String, Strin
 }
 
 /// The split kernel for variant `v` computing up to `rmax` rows (1, 2, 4 or 8) per key/value
-/// head, staging Q and K in chunks of `dk` (8, 16 or 32) head-width elements
-/// ([`decode_workgroup_bytes`]); its outputs are the f32 scratch of partial rows (`po`) and of (max, sum) pairs (`pm`).
-pub fn decode_module(v: AttnVariant, rmax: u32, dk: u32) -> Option<Result<String, String>> {
-    if !v.supported() || !matches!(rmax, 1 | 2 | 4 | 8) || !matches!(dk, 8 | 16 | 32) {
+/// head; its outputs are the f32 scratch of partial rows (`po`) and of (max, sum) pairs (`pm`).
+pub fn decode_module(v: AttnVariant, rmax: u32) -> Option<Result<String, String>> {
+    if !v.supported() || !matches!(rmax, 1 | 2 | 4 | 8) {
         return None;
     }
     Some((|| {
         let first = v.first_output();
         let po = tensor_binding("po", first, DType::F32, Access::Write);
         let pm = tensor_binding("pm", first + 1, DType::F32, Access::Write);
-        let body = render(ATTENTION_DECODE, &[("RMAX", &rmax.to_string()), ("DK", &dk.to_string())])?;
+        let body = render(ATTENTION_DECODE, &[("RMAX", &rmax.to_string())])?;
         Ok(trusted(&join(&[COMMON, MATH, &v.common()?, &v.inputs(), &po, &pm, &body])))
     })())
-}
-
-/// Bytes of workgroup memory the split kernel declares for `rmax` rows and chunks of `dk`
-/// head-width elements: Q's chunk, K's transposed chunk, the scores and the reduction slots.
-pub fn decode_workgroup_bytes(rmax: u32, dk: u32) -> u32 {
-    4 * (rmax * dk + dk * (DECODE_THREADS + 1) + rmax * DECODE_THREADS + DECODE_THREADS)
 }
 
 /// The merge of the split kernel's scratch into the output of dtype `d`; `pairs` writes an

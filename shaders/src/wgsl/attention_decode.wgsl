@@ -7,9 +7,8 @@
 // + chunk, (y, z) = bg = b Hkv + g = y + z * bh_rows. Row r is query i = r / grp of head
 // h = g grp + r % grp. The split covers keys [lo + s chunk, lo + (s + 1) chunk) of the union
 // [lo, hi) of the rows' key ranges, in blocks of NT keys (one per invocation):
-// 1. invocation t forms the raw dot products of key jb + t with every row from Q and the K block
-//    staged in chunks of DK head-width elements (K transposed, read with whole transactions),
-//    then the logits (`logit`: scale, soft-cap, bias, masks);
+// 1. invocation t forms the raw dot products of key jb + t with every row (Q staged in chunks of
+//    DQ head-width elements), then the logits (`logit`: scale, soft-cap, bias, masks);
 // 2. each row's block maximum, through workgroup memory (NT / RMAX invocations per row), the
 //    running max and the rescaling factor;
 // 3. p = e^(logit - m) into workgroup memory, and o[r] = o[r] alpha + P V for value column
@@ -23,21 +22,16 @@
 // indices the lowering checks lie inside each operand (all below 2^31 elements, Sq and Sk below
 // 2^30); the scratch rows (bg splits + s) rows + r are below pairs * splits * rows (s < splits
 // because the grid has splits * dv_chunks columns), which the lowering allocates with Dv columns
-// (po) and 2 (pm). Workgroup indices: qs below RMAX DK, ks (x % DK) KS + x / DK with x < NT DK, sc r NT + t with r < RMAX and t < NT,
+// (po) and 2 (pm). Workgroup indices: qs below RMAX DQ, sc r NT + t with r < RMAX and t < NT,
 // red r RL + lane with r = t / RL < RMAX. Function arrays are indexed by constant-bound loops.
 
 const NT: u32 = 128u;
 const RMAX: u32 = {{RMAX}}u;
-// Head-width elements per staged chunk of Q and K (8, 16 or 32: what workgroup memory allows).
-const DK: u32 = {{DK}}u;
-// Row stride of the transposed K chunk: one more than the keys, so the writes of consecutive
-// widths fall in different banks.
-const KS: u32 = NT + 1u;
+const DQ: u32 = 64u;
 // Invocations per row in the block reductions.
 const RL: u32 = NT / RMAX;
 
-var<workgroup> qs: array<f32, RMAX * DK>;
-var<workgroup> ks: array<f32, DK * KS>;
+var<workgroup> qs: array<f32, RMAX * DQ>;
 var<workgroup> sc: array<f32, RMAX * NT>;
 var<workgroup> red: array<f32, RMAX * RL>;
 
@@ -74,11 +68,11 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
         for (var r = 0u; r < RMAX; r++) {
             acc[r] = 0.0;
         }
-        for (var d0 = 0u; d0 < p.d; d0 += DK) {
+        for (var d0 = 0u; d0 < p.d; d0 += DQ) {
             workgroupBarrier();
-            for (var x = t; x < RMAX * DK; x += NT) {
-                let r = x / DK;
-                let dd = d0 + x % DK;
+            for (var x = t; x < RMAX * DQ; x += NT) {
+                let r = x / DQ;
+                let dd = d0 + x % DQ;
                 var v = 0.0;
                 if (r < rows && dd < p.d) {
                     let h = g * p.grp + r % p.grp;
@@ -87,31 +81,31 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
                 qs[x] = v;
             }
             workgroupBarrier();
-            // The block's K chunk, staged transposed (ks[dd KS + key]): consecutive invocations
-            // read consecutive widths of one key row (whole memory transactions), eight loads in
-            // flight each; keys from c1 on and widths from D on stage zeros.
-            for (var x0 = t; x0 < NT * DK; x0 += 8u * NT) {
-                var w: array<f32, 8>;
-                for (var u = 0u; u < 8u; u++) {
-                    let x = x0 + u * NT;
-                    let jj = jb + i32(x / DK);
-                    let dd = d0 + x % DK;
-                    w[u] = 0.0;
-                    if (jj < c1 && dd < p.d) {
-                        w[u] = ld_k(k_base + u32(jj) * p.k_sj + dd);
+            if (j < c1) {
+                let kb = k_base + u32(j) * p.k_sj;
+                let n = min(DQ, p.d - d0);
+                if (n == DQ) {
+                    // Latency, not bandwidth, bounds this loop (each invocation reads its own
+                    // key row): eight loads 8 widths apart (different memory sectors) go out
+                    // together, and the next seven rounds find their sectors in cache.
+                    for (var w = 0u; w < 8u; w++) {
+                        var kv: array<f32, 8>;
+                        for (var u = 0u; u < 8u; u++) {
+                            kv[u] = ld_k(kb + d0 + 8u * u + w);
+                        }
+                        for (var u = 0u; u < 8u; u++) {
+                            for (var r = 0u; r < RMAX; r++) {
+                                acc[r] = fma(qs[r * DQ + 8u * u + w], kv[u], acc[r]);
+                            }
+                        }
                     }
-                }
-                for (var u = 0u; u < 8u; u++) {
-                    let x = x0 + u * NT;
-                    ks[(x % DK) * KS + x / DK] = w[u];
-                }
-            }
-            workgroupBarrier();
-            let n = min(DK, p.d - d0);
-            for (var dd = 0u; dd < n; dd++) {
-                let kv = ks[dd * KS + t];
-                for (var r = 0u; r < RMAX; r++) {
-                    acc[r] = fma(qs[r * DK + dd], kv, acc[r]);
+                } else {
+                    for (var dd = 0u; dd < n; dd++) {
+                        let kv = ld_k(kb + d0 + dd);
+                        for (var r = 0u; r < RMAX; r++) {
+                            acc[r] = fma(qs[r * DQ + dd], kv, acc[r]);
+                        }
+                    }
                 }
             }
         }
@@ -156,15 +150,14 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
         workgroupBarrier();
         if (e < p.dv) {
             let n = u32(min(i32(NT), c1 - jb));
-            // Eight value rows in flight at once, as for K.
+            // Sixteen value rows in flight at once, for the same reason.
             var k = 0u;
-            for (; k + 8u <= n; k += 8u) {
-                let at = v_base + u32(jb + i32(k)) * p.v_sj + e;
-                let s1 = p.v_sj;
-                let vv = array<f32, 8>(ld_v(at), ld_v(at + s1), ld_v(at + 2u * s1), ld_v(at + 3u * s1),
-                                       ld_v(at + 4u * s1), ld_v(at + 5u * s1), ld_v(at + 6u * s1),
-                                       ld_v(at + 7u * s1));
-                for (var u = 0u; u < 8u; u++) {
+            for (; k + 16u <= n; k += 16u) {
+                var vv: array<f32, 16>;
+                for (var u = 0u; u < 16u; u++) {
+                    vv[u] = ld_v(v_base + u32(jb + i32(k + u)) * p.v_sj + e);
+                }
+                for (var u = 0u; u < 16u; u++) {
                     for (var r = 0u; r < RMAX; r++) {
                         o[r] = fma(sc[r * NT + k + u], vv[u], o[r]);
                     }

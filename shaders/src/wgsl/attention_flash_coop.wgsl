@@ -175,16 +175,18 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
 {{SCORES}}
         workgroupBarrier();
         stage_v(lid, v_base, j0, j_hi);
-        var x: array<f32, KPL>;
+        // The logits overwrite this lane's own scores in `ss` (no register array of KPL values:
+        // it would cost registers the fragments need).
         var mx = f32_inf(true);
         for (var c = 0u; c < KPL; c++) {
             let key = c * LPR + part;
             let j = j0 + i32(key);
+            let at = s * 16u * SS + r * SS + key;
             var y = f32_inf(true);
             if (i < p.sq && j < j_hi) {
-                y = logit(ss[s * 16u * SS + r * SS + key], b, h, i, u32(j));
+                y = logit(ss[at], b, h, i, u32(j));
             }
-            x[c] = y;
+            ss[at] = y;
             mx = max_f32(mx, y);
         }
         for (var t = 1u; t < LPR; t *= 2u) {
@@ -200,7 +202,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
         // This lane's share of the row sum is in the old reference's units too.
         l *= alpha;
         for (var c = 0u; c < KPL; c++) {
-            let ph = f16(select(exp_f32(x[c] - mn), 0.0, none));
+            let ph = f16(select(exp_f32(ss[s * 16u * SS + r * SS + c * LPR + part] - mn), 0.0, none));
             l += f32(ph);
             sp[s * 16u * PS + r * PS + c * LPR + part] = ph;
         }

@@ -7,9 +7,7 @@ use crate::lower::builder::{u32_of, Kernel, Lower};
 use crate::lower::Grid;
 use crate::pipelines::BindKind;
 use backend_api::{ensure, DType, Error, ErrorKind, Result};
-use shaders::attention::flash::{
-    combine_module, decode_module, decode_workgroup_bytes, DECODE_MAX_ROWS, DECODE_THREADS,
-};
+use shaders::attention::flash::{combine_module, decode_module, DECODE_MAX_ROWS, DECODE_THREADS};
 use shaders::params::Params;
 
 /// Split the keys until the split kernel has about this many workgroups (several per SM of a
@@ -50,11 +48,7 @@ pub(super) fn run(b: &mut Lower<'_>, g: &Geometry, o: &Operands<'_>) -> Result<(
     let rmax = rows.next_power_of_two().max(1);
     let v = variant(o);
     let device = |e: String| Error::new(ErrorKind::Device, format!("attention shader: {e}"));
-    let rmax = u32_of(rmax, "rows")?;
-    // The widest staging chunk the device's workgroup memory holds (8 always fits 16 KiB).
-    let limit = b.caps().limits.max_compute_workgroup_storage_size;
-    let dk = [32, 16, 8].into_iter().find(|&dk| decode_workgroup_bytes(rmax, dk) <= limit).unwrap_or(8);
-    let split_src = decode_module(v, rmax, dk).ok_or_else(|| unsupported("split", v.dtype))?;
+    let split_src = decode_module(v, u32_of(rmax, "rows")?).ok_or_else(|| unsupported("split", v.dtype))?;
     let pair_words = whole_words(g, o);
     let combine_src = combine_module(v.dtype, pair_words).ok_or_else(|| unsupported("combine", v.dtype))?;
     let nt = DECODE_THREADS as usize;

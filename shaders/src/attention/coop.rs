@@ -198,6 +198,7 @@ pub fn coop_module(v: AttnVariant, t: CoopAttnTile) -> Option<Result<String, Str
                 ("SCORES", &code.scores()),
                 ("RESCALE", &code.rescale()),
                 ("PV", &code.pv()),
+                ("PLAIN", if v.keep_mask || v.bias.is_some() { "false" } else { "true" }),
                 ("STORE", &code.store()),
             ],
         )?;

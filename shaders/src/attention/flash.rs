@@ -233,8 +233,22 @@ pub fn decode_module(v: AttnVariant, rmax: u32) -> Option<Result<String, String>
         let po = tensor_binding("po", first, DType::F32, Access::Write);
         let pm = tensor_binding("pm", first + 1, DType::F32, Access::Write);
         let body = render(ATTENTION_DECODE, &[("RMAX", &rmax.to_string())])?;
-        Ok(trusted(&join(&[COMMON, MATH, &v.common()?, &v.inputs(), &po, &pm, &body])))
+        Ok(trusted(&join(&[COMMON, MATH, &v.common()?, &v.inputs(), &kv_loads(v.dtype), &po, &pm, &body])))
     })())
+}
+
+/// `kv_k` and `kv_v`, the split kernel's K and V element loads: F16 through the hardware's
+/// conversion (`unpack2x16float`; every f16 value is exact in f32, and the integer-op
+/// conversion of `ld_k` cost the kernel more than half the bytes saved, docs/PERF.md), other
+/// dtypes through `ld_k` / `ld_v`.
+fn kv_loads(d: DType) -> String {
+    ["k", "v"]
+        .iter()
+        .map(|n| match d {
+            DType::F16 => format!("fn kv_{n}(i: u32) -> f32 {{ return unpack2x16float({n}[i >> 1u])[i & 1u]; }}\n"),
+            _ => format!("fn kv_{n}(i: u32) -> f32 {{ return ld_{n}(i); }}\n"),
+        })
+        .collect()
 }
 
 /// The merge of the split kernel's scratch into the output of dtype `d`; `pairs` writes an

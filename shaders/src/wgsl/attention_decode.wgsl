@@ -91,7 +91,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
                     for (var w = 0u; w < 8u; w++) {
                         var kv: array<f32, 8>;
                         for (var u = 0u; u < 8u; u++) {
-                            kv[u] = ld_k(kb + d0 + 8u * u + w);
+                            kv[u] = kv_k(kb + d0 + 8u * u + w);
                         }
                         for (var u = 0u; u < 8u; u++) {
                             for (var r = 0u; r < RMAX; r++) {
@@ -101,7 +101,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
                     }
                 } else {
                     for (var dd = 0u; dd < n; dd++) {
-                        let kv = ld_k(kb + d0 + dd);
+                        let kv = kv_k(kb + d0 + dd);
                         for (var r = 0u; r < RMAX; r++) {
                             acc[r] = fma(qs[r * DQ + dd], kv, acc[r]);
                         }
@@ -155,7 +155,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
             for (; k + 16u <= n; k += 16u) {
                 var vv: array<f32, 16>;
                 for (var u = 0u; u < 16u; u++) {
-                    vv[u] = ld_v(v_base + u32(jb + i32(k + u)) * p.v_sj + e);
+                    vv[u] = kv_v(v_base + u32(jb + i32(k + u)) * p.v_sj + e);
                 }
                 for (var u = 0u; u < 16u; u++) {
                     for (var r = 0u; r < RMAX; r++) {
@@ -164,7 +164,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
                 }
             }
             for (; k < n; k++) {
-                let vv = ld_v(v_base + u32(jb + i32(k)) * p.v_sj + e);
+                let vv = kv_v(v_base + u32(jb + i32(k)) * p.v_sj + e);
                 for (var r = 0u; r < RMAX; r++) {
                     o[r] = fma(sc[r * NT + k], vv, o[r]);
                 }

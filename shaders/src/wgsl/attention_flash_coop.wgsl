@@ -54,6 +54,8 @@ const LPR: u32 = SG / 16u;
 const KPL: u32 = BK / LPR;
 // How far a block's max may exceed the reference max before the reference moves (e^8 < 65504).
 const TAU: f32 = 8.0;
+// No keep-mask and no bias in this variant.
+const PLAIN: bool = {{PLAIN}};
 
 alias FragA = coop_mat16x16<f16, A>;
 alias FragB = coop_mat16x16<f16, B>;
@@ -81,27 +83,53 @@ fn put8(at: u32, w: vec4<u32>) {
     }
 }
 
-// Stages K rows j0 .. j0 + BK (zeros from j_hi on).
-fn stage_k(lid: u32, base: u32, j0: i32, j_hi: i32) {
-    for (var e = lid; e < BK * (D / 8u); e += NT) {
-        let r = e / (D / 8u);
+// Groups of 8 halves each invocation stages per K and per V block.
+const KG: u32 = (BK * (D / 8u) + NT - 1u) / NT;
+const VG: u32 = (BK * (DV / 8u) + NT - 1u) / NT;
+
+// Loads (into registers) this invocation's groups of K rows j0 .. j0 + BK (zeros from j_hi on).
+fn load_k(lid: u32, base: u32, j0: i32, j_hi: i32) -> array<vec4<u32>, KG> {
+    var w: array<vec4<u32>, KG>;
+    for (var u = 0u; u < KG; u++) {
+        let e = lid + u * NT;
+        let j = j0 + i32(e / (D / 8u));
+        let ok = e < BK * (D / 8u) && j < j_hi;
         let c = 8u * (e % (D / 8u));
-        let j = j0 + i32(r);
-        let ok = j < j_hi;
-        let w = k[select(0u, (base + u32(max(j, 0)) * p.k_sj + c) / 8u, ok)];
-        put8(r * SW + c, select(vec4<u32>(0u), w, ok));
+        w[u] = select(vec4<u32>(0u), k[select(0u, (base + u32(max(j, 0)) * p.k_sj + c) / 8u, ok)], ok);
+    }
+    return w;
+}
+
+// Loads this invocation's groups of V rows j0 .. j0 + BK (zeros from j_hi on).
+fn load_v(lid: u32, base: u32, j0: i32, j_hi: i32) -> array<vec4<u32>, VG> {
+    var w: array<vec4<u32>, VG>;
+    for (var u = 0u; u < VG; u++) {
+        let e = lid + u * NT;
+        let j = j0 + i32(e / (DV / 8u));
+        let ok = e < BK * (DV / 8u) && j < j_hi;
+        let c = 8u * (e % (DV / 8u));
+        w[u] = select(vec4<u32>(0u), v[select(0u, (base + u32(max(j, 0)) * p.v_sj + c) / 8u, ok)], ok);
+    }
+    return w;
+}
+
+// Stages groups loaded by `load_k` (rows of D halves).
+fn put_k(lid: u32, w: array<vec4<u32>, KG>) {
+    for (var u = 0u; u < KG; u++) {
+        let e = lid + u * NT;
+        if (e < BK * (D / 8u)) {
+            put8((e / (D / 8u)) * SW + 8u * (e % (D / 8u)), w[u]);
+        }
     }
 }
 
-// Stages V rows j0 .. j0 + BK (zeros from j_hi on).
-fn stage_v(lid: u32, base: u32, j0: i32, j_hi: i32) {
-    for (var e = lid; e < BK * (DV / 8u); e += NT) {
-        let r = e / (DV / 8u);
-        let c = 8u * (e % (DV / 8u));
-        let j = j0 + i32(r);
-        let ok = j < j_hi;
-        let w = v[select(0u, (base + u32(max(j, 0)) * p.v_sj + c) / 8u, ok)];
-        put8(r * SW + c, select(vec4<u32>(0u), w, ok));
+// Stages groups loaded by `load_v` (rows of DV halves).
+fn put_v(lid: u32, w: array<vec4<u32>, VG>) {
+    for (var u = 0u; u < VG; u++) {
+        let e = lid + u * NT;
+        if (e < BK * (DV / 8u)) {
+            put8((e / (DV / 8u)) * SW + 8u * (e % (DV / 8u)), w[u]);
+        }
     }
 }
 
@@ -168,13 +196,21 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     let i = i0 + s * 16u + r;
     var m = f32_inf(true);
     var l = 0.0;
+    // Global loads run one phase ahead of their use: V's block loads during the scores, the next
+    // K block during the softmax and P V (software pipelining through registers).
+    var rk = load_k(lid, k_base, j_lo, j_hi);
     for (var j0 = j_lo; j0 < j_hi; j0 += i32(BK)) {
         workgroupBarrier();
-        stage_k(lid, k_base, j0, j_hi);
+        put_k(lid, rk);
         workgroupBarrier();
+        let rv = load_v(lid, v_base, j0, j_hi);
 {{SCORES}}
         workgroupBarrier();
-        stage_v(lid, v_base, j0, j_hi);
+        put_v(lid, rv);
+        rk = load_k(lid, k_base, j0 + i32(BK), j_hi);
+        // Keys of this block inside every row's range and no soft-cap, bias or keep-mask: the
+        // logit is the scaled score.
+        let inside = PLAIN && p.softcap == 0.0 && j0 >= key_lo(i_last) && j0 + i32(BK) <= key_hi(i0);
         // The logits overwrite this lane's own scores in `ss` (no register array of KPL values:
         // it would cost registers the fragments need).
         var mx = f32_inf(true);
@@ -183,7 +219,9 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
             let j = j0 + i32(key);
             let at = s * 16u * SS + r * SS + key;
             var y = f32_inf(true);
-            if (i < p.sq && j < j_hi) {
+            if (inside) {
+                y = select(f32_inf(true), ss[at] * p.scale, i < p.sq);
+            } else if (i < p.sq && j < j_hi) {
                 y = logit(ss[at], b, h, i, u32(j));
             }
             ss[at] = y;
@@ -202,7 +240,8 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
         // This lane's share of the row sum is in the old reference's units too.
         l *= alpha;
         for (var c = 0u; c < KPL; c++) {
-            let ph = f16(select(exp_f32(ss[s * 16u * SS + r * SS + c * LPR + part] - mn), 0.0, none));
+            // x - mn <= TAU or -inf or NaN: the plain exp is right for all three.
+            let ph = f16(select(exp(ss[s * 16u * SS + r * SS + c * LPR + part] - mn), 0.0, none));
             l += f32(ph);
             sp[s * 16u * PS + r * PS + c * LPR + part] = ph;
         }

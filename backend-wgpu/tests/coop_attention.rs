@@ -115,7 +115,7 @@ fn bools(shape: &[usize], seed: u64) -> Tensor {
             s ^= s << 13;
             s ^= s >> 7;
             s ^= s << 17;
-            s % 4 != 0
+            !s.is_multiple_of(4)
         })
         .collect();
     Tensor::from_slice(shape, &v).unwrap()

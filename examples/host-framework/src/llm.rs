@@ -57,8 +57,18 @@ impl Config {
     /// Checks the sizes fit together.
     pub fn check(&self) -> Result<()> {
         ensure!(self.heads > 0 && self.kv_heads > 0 && self.layers > 0, "heads, kv heads and layers must be positive");
-        ensure!(self.width.is_multiple_of(self.heads), "width {} is not a multiple of heads {}", self.width, self.heads);
-        ensure!(self.heads.is_multiple_of(self.kv_heads), "heads {} not a multiple of kv heads {}", self.heads, self.kv_heads);
+        ensure!(
+            self.width.is_multiple_of(self.heads),
+            "width {} is not a multiple of heads {}",
+            self.width,
+            self.heads
+        );
+        ensure!(
+            self.heads.is_multiple_of(self.kv_heads),
+            "heads {} not a multiple of kv heads {}",
+            self.heads,
+            self.kv_heads
+        );
         ensure!(self.head_dim().is_multiple_of(2), "the head width {} must be even for Rope", self.head_dim());
         ensure!(self.vocab > 0 && self.ffn > 0 && self.context > 0, "vocab, ffn and context must be positive");
         Ok(())

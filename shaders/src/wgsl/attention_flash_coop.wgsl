@@ -8,11 +8,15 @@
 // Q fragments (D / 16 A matrices) are loaded once from the staged Q block and kept; its output
 // lives in DV / 16 accumulator fragments. Per key block of BK keys inside the structural mask's
 // key range of the block's rows:
-// 1. K's block is staged as f16 (rows padded to SW halves, 16-byte aligned), each subgroup
-//    computes its 16 x BK scores fragment by fragment (Kᵀ read column-major) and stores them as
-//    f32 into its own area of `ss`;
-// 2. V's block is staged over K's, while LPR = SG / 16 lanes per row apply `logit` (scale,
-//    soft-cap, bias, masks) to their keys and update the row's reference max m: it moves only
+// 1. K's block is staged as f16 (rows padded to SW halves, 16-byte aligned) from the registers
+//    it was loaded into during the previous block's softmax (the first block's before the
+//    loop); V's block is loaded into registers meanwhile. Each subgroup computes its 16 x BK
+//    scores fragment by fragment (Kᵀ read column-major) and stores them as f32 into its own
+//    area of `ss`;
+// 2. V's block is staged over K's and the next K block is loaded into registers, while LPR =
+//    SG / 16 lanes per row apply `logit` (scale, soft-cap, bias, masks; only the scale for a
+//    block inside every row's key range in the PLAIN variant without soft-cap) to their keys
+//    and update the row's reference max m: it moves only
 //    when the block's max exceeds it by more than TAU (or m is -inf or NaN), so p = e^(x - m)
 //    stays below e^TAU (f16 holds it) and the output rows rarely need rescaling; m is only a
 //    reference, the result O / l is the same for any m. p is rounded to f16 into `sp` and the

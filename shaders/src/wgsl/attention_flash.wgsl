@@ -85,6 +85,55 @@ fn v4(base: u32, ok: bool, col: u32) -> vec4<f32> {
     return x;
 }
 
+// Vec4s of a Q chunk, a K chunk and a V block each invocation loads.
+const QG: u32 = (BQ * (DC / 4u) + NT - 1u) / NT;
+const KG: u32 = (BK * (DC / 4u) + NT - 1u) / NT;
+const VG: u32 = (BK * VS + NT - 1u) / NT;
+
+// One invocation's share of a Q chunk and a K chunk, held in registers until staged.
+struct Chunk {
+    q: array<vec4<f32>, QG>,
+    k: array<vec4<f32>, KG>,
+}
+
+// Loads this invocation's share of the widths d0 .. d0 + DC of Q rows i0 .. i0 + BQ and of K
+// rows j0 .. j0 + BK (zeros outside the rows, keys below j_hi and widths below D).
+fn load_chunk(lid: u32, q_base: u32, k_base: u32, i0: u32, j0: i32, j_hi: i32, d0: u32) -> Chunk {
+    var w: Chunk;
+    for (var u = 0u; u < QG; u++) {
+        let e = lid + u * NT;
+        w.q[u] = vec4<f32>(0.0);
+        if (e < BQ * (DC / 4u)) {
+            w.q[u] = q4(q_base, i0 + e / (DC / 4u), d0 + 4u * (e % (DC / 4u)));
+        }
+    }
+    for (var u = 0u; u < KG; u++) {
+        let e = lid + u * NT;
+        w.k[u] = vec4<f32>(0.0);
+        if (e < BK * (DC / 4u)) {
+            let j = j0 + i32(e / (DC / 4u));
+            w.k[u] = k4(k_base + u32(max(j, 0)) * p.k_sj, j < j_hi, d0 + 4u * (e % (DC / 4u)));
+        }
+    }
+    return w;
+}
+
+// Stages a chunk loaded by `load_chunk`.
+fn put_chunk(lid: u32, w: Chunk) {
+    for (var u = 0u; u < QG; u++) {
+        let e = lid + u * NT;
+        if (e < BQ * (DC / 4u)) {
+            stage[(e / (DC / 4u)) * QS + e % (DC / 4u)] = w.q[u];
+        }
+    }
+    for (var u = 0u; u < KG; u++) {
+        let e = lid + u * NT;
+        if (e < BK * (DC / 4u)) {
+            stage[KOFF + (e / (DC / 4u)) * QS + e % (DC / 4u)] = w.k[u];
+        }
+    }
+}
+
 @compute @workgroup_size(NT)
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
     let bh = wid.y + wid.z * p.bh_rows;
@@ -116,6 +165,10 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
     for (var t = 0u; t < 4u * CQ; t++) {
         o[t] = vec4<f32>(0.0);
     }
+    // Global loads run one phase ahead of their use (software pipelining through registers):
+    // the next Q/K chunk (or the next block's first) loads while a chunk is multiplied, V's
+    // block while the logits and the softmax run, so no load latency sits between two barriers.
+    var w = load_chunk(lid, q_base, k_base, i0, j_lo, j_hi, 0u);
     for (var j0 = j_lo; j0 < j_hi; j0 += i32(BK)) {
         var s: array<f32, 4u * KPT>;
         for (var t = 0u; t < 4u * KPT; t++) {
@@ -123,18 +176,10 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
         }
         for (var d0 = 0u; d0 < p.d; d0 += DC) {
             workgroupBarrier();
-            for (var e = lid; e < BQ * (DC / 4u); e += NT) {
-                let r = e / (DC / 4u);
-                let c = e % (DC / 4u);
-                stage[r * QS + c] = q4(q_base, i0 + r, d0 + 4u * c);
-            }
-            for (var e = lid; e < BK * (DC / 4u); e += NT) {
-                let r = e / (DC / 4u);
-                let c = e % (DC / 4u);
-                let j = j0 + i32(r);
-                stage[KOFF + r * QS + c] = k4(k_base + u32(max(j, 0)) * p.k_sj, j < j_hi, d0 + 4u * c);
-            }
+            put_chunk(lid, w);
             workgroupBarrier();
+            let last = d0 + DC >= p.d;
+            w = load_chunk(lid, q_base, k_base, i0, select(j0, j0 + i32(BK), last), j_hi, select(d0 + DC, 0u, last));
             for (var dd = 0u; dd < DC / 4u; dd++) {
                 var qv: array<vec4<f32>, 4>;
                 for (var a = 0u; a < 4u; a++) {
@@ -146,6 +191,15 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
                         s[a * KPT + c] += dot(qv[a], kv);
                     }
                 }
+            }
+        }
+        var vw: array<vec4<f32>, VG>;
+        for (var u = 0u; u < VG; u++) {
+            let e = lid + u * NT;
+            vw[u] = vec4<f32>(0.0);
+            if (e < BK * VS) {
+                let j = j0 + i32(e / VS);
+                vw[u] = v4(v_base + u32(max(j, 0)) * p.v_sj, j < j_hi, e0 + 4u * (e % VS));
             }
         }
         for (var a = 0u; a < 4u; a++) {
@@ -185,11 +239,11 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
                 o[a * CQ + c] *= alpha;
             }
         }
-        for (var e = lid; e < BK * VS; e += NT) {
-            let r = e / VS;
-            let c = e % VS;
-            let j = j0 + i32(r);
-            stage[e] = v4(v_base + u32(max(j, 0)) * p.v_sj, j < j_hi, e0 + 4u * c);
+        for (var u = 0u; u < VG; u++) {
+            let e = lid + u * NT;
+            if (e < BK * VS) {
+                stage[e] = vw[u];
+            }
         }
         workgroupBarrier();
         for (var kq = 0u; kq < BK / 4u; kq++) {

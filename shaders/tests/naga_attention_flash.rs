@@ -48,11 +48,13 @@ fn tiles_fit_their_workgroup_memory() {
 fn every_decode_and_combine_variant_is_valid() {
     for v in variants() {
         for rmax in [1, 2, 4, 8] {
-            let name = format!("decode {v:?} rows {rmax}");
-            let src = decode_module(v, rmax).unwrap_or_else(|| panic!("{name}: no module"));
-            validate(&name, &src.unwrap_or_else(|e| panic!("{name}: {e}")));
+            for k_vec in [false, true] {
+                let name = format!("decode {v:?} rows {rmax} K vectors {k_vec}");
+                let src = decode_module(v, rmax, k_vec).unwrap_or_else(|| panic!("{name}: no module"));
+                validate(&name, &src.unwrap_or_else(|e| panic!("{name}: {e}")));
+            }
         }
-        assert!(decode_module(v, 3).is_none());
+        assert!(decode_module(v, 3, false).is_none());
     }
     for d in [DType::F32, DType::F16, DType::BF16] {
         for pairs in [false, true] {

@@ -163,6 +163,12 @@ impl AttnVariant {
         for (k, name) in ["q", "k", "v"].into_iter().enumerate() {
             s += &tensor_binding(name, 1 + k as u32, self.dtype, Access::Read);
         }
+        s + &self.extra_inputs()
+    }
+
+    /// The keep-mask and bias bindings (as present), after q, k and v.
+    fn extra_inputs(self) -> String {
+        let mut s = String::new();
         let mut next = 4;
         if self.keep_mask {
             s += &tensor_binding("mask", next, DType::Bool, Access::Read);
@@ -224,7 +230,9 @@ pub fn flash_module(v: AttnVariant, t: FlashTile) -> Option<Result<String, Strin
 
 /// The split kernel for variant `v` computing up to `rmax` rows (1, 2, 4 or 8) per key/value
 /// head; its outputs are the f32 scratch of partial rows (`po`) and of (max, sum) pairs (`pm`).
-pub fn decode_module(v: AttnVariant, rmax: u32) -> Option<Result<String, String>> {
+/// `k_vec` binds K as vectors of 4 elements (`vec4<f32>`, or `vec2<u32>` for F16/BF16): the
+/// lowering checks that D, K's strides and its window's offset and size allow it.
+pub fn decode_module(v: AttnVariant, rmax: u32, k_vec: bool) -> Option<Result<String, String>> {
     if !v.supported() || !matches!(rmax, 1 | 2 | 4 | 8) {
         return None;
     }
@@ -233,22 +241,62 @@ pub fn decode_module(v: AttnVariant, rmax: u32) -> Option<Result<String, String>
         let po = tensor_binding("po", first, DType::F32, Access::Write);
         let pm = tensor_binding("pm", first + 1, DType::F32, Access::Write);
         let body = render(ATTENTION_DECODE, &[("RMAX", &rmax.to_string())])?;
-        Ok(trusted(&join(&[COMMON, MATH, &v.common()?, &v.inputs(), &kv_loads(v.dtype), &po, &pm, &body])))
+        let mut inputs = String::new();
+        for (k, name) in ["q", "k", "v"].into_iter().enumerate() {
+            inputs += &if name == "k" && k_vec {
+                k_vector_binding(v.dtype)
+            } else {
+                tensor_binding(name, 1 + k as u32, v.dtype, Access::Read)
+            };
+        }
+        inputs += &v.extra_inputs();
+        let loads = kv_loads(v.dtype, k_vec);
+        Ok(trusted(&join(&[COMMON, MATH, &v.common()?, &inputs, &loads, &po, &pm, &body])))
     })())
 }
 
-/// `kv_k` and `kv_v`, the split kernel's K and V element loads: F16 through the hardware's
-/// conversion (`unpack2x16float`; every f16 value is exact in f32, and the integer-op
-/// conversion of `ld_k` cost the kernel more than half the bytes saved, docs/PERF.md), other
-/// dtypes through `ld_k` / `ld_v`.
-fn kv_loads(d: DType) -> String {
-    ["k", "v"]
+/// K bound as vectors of 4 elements, with `kv_k(i)` and `kv_k4(i)` (i a multiple of 4).
+fn k_vector_binding(d: DType) -> String {
+    let decl = "@group(0) @binding(2) var<storage, read_write> k: ";
+    match d {
+        DType::F16 => format!(
+            "{decl}array<vec2<u32>>;\n\
+             fn kv_k(i: u32) -> f32 {{ return unpack2x16float(k[i >> 2u][(i >> 1u) & 1u])[i & 1u]; }}\n\
+             fn kv_k4(i: u32) -> vec4<f32> {{ let w = k[i >> 2u]; \
+             return vec4<f32>(unpack2x16float(w.x), unpack2x16float(w.y)); }}\n"
+        ),
+        DType::BF16 => format!(
+            "{decl}array<vec2<u32>>;\n\
+             fn kv_k(i: u32) -> f32 {{ return bf16_bits_to_f32(k[i >> 2u][(i >> 1u) & 1u] >> (16u * (i & 1u))); }}\n\
+             fn kv_k4(i: u32) -> vec4<f32> {{ let w = k[i >> 2u]; \
+             return vec4<f32>(bitcast<f32>(w.x << 16u), bitcast<f32>(w.x & 0xffff0000u), \
+             bitcast<f32>(w.y << 16u), bitcast<f32>(w.y & 0xffff0000u)); }}\n"
+        ),
+        _ => format!(
+            "{decl}array<vec4<f32>>;\n\
+             fn kv_k(i: u32) -> f32 {{ return k[i >> 2u][i & 3u]; }}\n\
+             fn kv_k4(i: u32) -> vec4<f32> {{ return k[i >> 2u]; }}\n"
+        ),
+    }
+}
+
+/// `kv_k`, `kv_k4` (unless K is bound as vectors) and `kv_v`, the split kernel's K and V
+/// loads: F16 through the hardware's conversion (`unpack2x16float`; every f16 value is exact in
+/// f32, and the integer-op conversion of `ld_k` cost the kernel more than the halved bytes
+/// saved, docs/PERF.md), other dtypes through `ld_k` / `ld_v`.
+fn kv_loads(d: DType, k_vec: bool) -> String {
+    let names: &[&str] = if k_vec { &["v"] } else { &["k", "v"] };
+    let mut s: String = names
         .iter()
         .map(|n| match d {
             DType::F16 => format!("fn kv_{n}(i: u32) -> f32 {{ return unpack2x16float({n}[i >> 1u])[i & 1u]; }}\n"),
             _ => format!("fn kv_{n}(i: u32) -> f32 {{ return ld_{n}(i); }}\n"),
         })
-        .collect()
+        .collect();
+    if !k_vec {
+        s += "fn kv_k4(i: u32) -> vec4<f32> { return vec4<f32>(kv_k(i), kv_k(i + 1u), kv_k(i + 2u), kv_k(i + 3u)); }\n";
+    }
+    s
 }
 
 /// The merge of the split kernel's scratch into the output of dtype `d`; `pairs` writes an

@@ -31,7 +31,8 @@ const DQ: u32 = 64u;
 // Invocations per row in the block reductions.
 const RL: u32 = NT / RMAX;
 
-var<workgroup> qs: array<f32, RMAX * DQ>;
+// Q's chunk as vectors of 4 widths (DQ is a multiple of 4).
+var<workgroup> qs: array<vec4<f32>, RMAX * DQ / 4u>;
 var<workgroup> sc: array<f32, RMAX * NT>;
 var<workgroup> red: array<f32, RMAX * RL>;
 
@@ -78,24 +79,25 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
                     let h = g * p.grp + r % p.grp;
                     v = ld_q(b * p.q_sb + h * p.q_sh + (r / p.grp) * p.q_si + dd);
                 }
-                qs[x] = v;
+                qs[x / 4u][x % 4u] = v;
             }
             workgroupBarrier();
             if (j < c1) {
                 let kb = k_base + u32(j) * p.k_sj;
                 let n = min(DQ, p.d - d0);
                 if (n == DQ) {
-                    // Latency, not bandwidth, bounds this loop (each invocation reads its own
-                    // key row): eight loads 8 widths apart (different memory sectors) go out
-                    // together, and the next seven rounds find their sectors in cache.
-                    for (var w = 0u; w < 8u; w++) {
-                        var kv: array<f32, 8>;
+                    // Four widths per load (`kv_k4`: one 16- or 8-byte load where the lowering
+                    // bound K as vectors, four element loads otherwise): each invocation reads
+                    // its own key row, so every load is a separate memory transaction and
+                    // fewer, wider ones are what counts; eight of them go out together.
+                    for (var w = 0u; w < DQ / 32u; w++) {
+                        var kv: array<vec4<f32>, 8>;
                         for (var u = 0u; u < 8u; u++) {
-                            kv[u] = kv_k(kb + d0 + 8u * u + w);
+                            kv[u] = kv_k4(kb + d0 + 32u * w + 4u * u);
                         }
                         for (var u = 0u; u < 8u; u++) {
                             for (var r = 0u; r < RMAX; r++) {
-                                acc[r] = fma(qs[r * DQ + 8u * u + w], kv[u], acc[r]);
+                                acc[r] += dot(qs[(r * DQ + 32u * w + 4u * u) / 4u], kv[u]);
                             }
                         }
                     }
@@ -103,7 +105,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
                     for (var dd = 0u; dd < n; dd++) {
                         let kv = kv_k(kb + d0 + dd);
                         for (var r = 0u; r < RMAX; r++) {
-                            acc[r] = fma(qs[r * DQ + dd], kv, acc[r]);
+                            acc[r] = fma(qs[(r * DQ + dd) / 4u][dd % 4u], kv, acc[r]);
                         }
                     }
                 }

@@ -42,13 +42,26 @@ fn whole_words(g: &Geometry, o: &Operands<'_>) -> bool {
         && o.out.window.offset.is_multiple_of(4)
 }
 
+/// Whether the split kernel can bind K as vectors of 4 elements (16 bytes of F32, 8 of
+/// F16/BF16): D and K's strides multiples of 4, the window's offset and size multiples of the
+/// vector, so every group of 4 widths of a key row is one aligned vector inside the binding.
+fn k_vectors(g: &Geometry, o: &Operands<'_>) -> bool {
+    let p = &g.params;
+    let vec_bytes = 4 * o.k.dtype.size() as u64;
+    g.d.is_multiple_of(4)
+        && [p.k_sb, p.k_sg, p.k_sj].iter().all(|s| s.is_multiple_of(4))
+        && o.k.window.offset.is_multiple_of(vec_bytes)
+        && o.k.window.bytes.is_multiple_of(vec_bytes)
+}
+
 /// Lowers the node with the split kernel and the combine kernel.
 pub(super) fn run(b: &mut Lower<'_>, g: &Geometry, o: &Operands<'_>) -> Result<()> {
     let rows = g.hq / g.hkv * g.sq;
     let rmax = rows.next_power_of_two().max(1);
     let v = variant(o);
     let device = |e: String| Error::new(ErrorKind::Device, format!("attention shader: {e}"));
-    let split_src = decode_module(v, u32_of(rmax, "rows")?).ok_or_else(|| unsupported("split", v.dtype))?;
+    let split_src =
+        decode_module(v, u32_of(rmax, "rows")?, k_vectors(g, o)).ok_or_else(|| unsupported("split", v.dtype))?;
     let pair_words = whole_words(g, o);
     let combine_src = combine_module(v.dtype, pair_words).ok_or_else(|| unsupported("combine", v.dtype))?;
     let nt = DECODE_THREADS as usize;

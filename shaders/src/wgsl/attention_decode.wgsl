@@ -22,8 +22,11 @@
 // indices the lowering checks lie inside each operand (all below 2^31 elements, Sq and Sk below
 // 2^30); the scratch rows (bg splits + s) rows + r are below pairs * splits * rows (s < splits
 // because the grid has splits * dv_chunks columns), which the lowering allocates with Dv columns
-// (po) and 2 (pm). Workgroup indices: qs below RMAX DQ, sc r NT + t with r < RMAX and t < NT,
-// red r RL + lane with r = t / RL < RMAX. Function arrays are indexed by constant-bound loops.
+// (po) and 2 (pm). Bound as vectors of 4 elements (the lowering checks that D, K's strides and
+// window allow it), K is read at vector (kb + d0 + 4 u) / 4, a group of 4 widths below D of one
+// key row: inside K. Workgroup indices: qs (vectors of 4) below RMAX DQ / 4, sc r NT + t with
+// r < RMAX and t < NT, red r RL + lane with r = t / RL < RMAX. Function arrays are indexed by
+// constant-bound loops.
 
 const NT: u32 = 128u;
 const RMAX: u32 = {{RMAX}}u;

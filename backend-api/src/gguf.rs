@@ -65,8 +65,8 @@ impl std::fmt::Debug for GgufFile {
         f.debug_struct("GgufFile")
             .field("source", &self.source)
             .field("version", &self.header.version)
-            .field("metadata", &self.header.metadata.len())
-            .field("tensors", &self.header.tensors.len())
+            .field("metadata", &self.header.metadata.items.len())
+            .field("tensors", &self.header.tensors.items.len())
             .finish()
     }
 }
@@ -114,33 +114,33 @@ impl GgufFile {
 
     /// The metadata value of `key`, if present.
     pub fn metadata(&self, key: &str) -> Option<&GgufValue> {
-        self.header.metadata_index.get(key).and_then(|&i| self.header.metadata.get(i)).map(|(_, v)| v)
+        self.header.metadata.get(key).map(|(_, v)| v)
     }
 
     /// Every metadata pair, in file order.
     pub fn metadata_pairs(&self) -> impl Iterator<Item = (&str, &GgufValue)> {
-        self.header.metadata.iter().map(|(k, v)| (k.as_str(), v))
+        self.header.metadata.items.iter().map(|(k, v)| (k.as_str(), v))
     }
 
     /// The tensor names, in file order.
     pub fn tensor_names(&self) -> impl Iterator<Item = &str> {
-        self.header.tensors.iter().map(GgufTensorInfo::name)
+        self.header.tensors.items.iter().map(GgufTensorInfo::name)
     }
 
     /// Every tensor's header, in file order.
     pub fn tensor_infos(&self) -> &[GgufTensorInfo] {
-        &self.header.tensors
+        &self.header.tensors.items
     }
 
     /// The header of tensor `name`, or an `Input` error naming the file and the tensor.
     pub fn tensor_info(&self, name: &str) -> Result<&GgufTensorInfo> {
-        match self.header.tensor_index.get(name).and_then(|&i| self.header.tensors.get(i)) {
+        match self.header.tensors.get(name) {
             Some(info) => Ok(info),
             None => bail!(
                 Input,
                 "GGUF {}: no tensor {name:?} (the file has {} tensors)",
                 self.source,
-                self.header.tensors.len()
+                self.header.tensors.items.len()
             ),
         }
     }

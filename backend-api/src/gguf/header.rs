@@ -19,13 +19,24 @@ const MIN_KV_BYTES: u64 = 8 + 4 + 1;
 /// The fewest bytes one tensor info takes (empty name, no dims, type, offset), to bound the count.
 const MIN_INFO_BYTES: u64 = 8 + 4 + 4 + 8;
 
+/// Items in file order with an index by name (metadata keys and tensor names are unique).
+pub(super) struct ByName<T> {
+    pub items: Vec<T>,
+    pub index: HashMap<String, usize>,
+}
+
+impl<T> ByName<T> {
+    /// The item named `name`.
+    pub fn get(&self, name: &str) -> Option<&T> {
+        self.index.get(name).and_then(|&i| self.items.get(i))
+    }
+}
+
 /// Everything before the data: parsed and checked.
 pub(super) struct Header {
     pub version: u32,
-    pub metadata: Vec<(String, GgufValue)>,
-    pub metadata_index: HashMap<String, usize>,
-    pub tensors: Vec<GgufTensorInfo>,
-    pub tensor_index: HashMap<String, usize>,
+    pub metadata: ByName<(String, GgufValue)>,
+    pub tensors: ByName<GgufTensorInfo>,
     pub alignment: u64,
     pub data_offset: u64,
 }
@@ -36,12 +47,12 @@ pub(super) fn read_header<R: Read>(r: &mut Reader<R>) -> Result<Header> {
     let version = read_preamble(r)?;
     let tensor_count = r.u64(&"tensor count")?;
     let kv_count = r.u64(&"metadata count")?;
-    let (metadata, metadata_index) = read_metadata(r, kv_count)?;
-    let alignment = alignment(&metadata, &metadata_index)?;
-    let (tensors, tensor_index) = read_infos(r, tensor_count)?;
+    let metadata = read_metadata(r, kv_count)?;
+    let alignment = alignment(&metadata)?;
+    let tensors = read_infos(r, tensor_count)?;
     let data_offset = r.pos().checked_next_multiple_of(alignment).ok_or_else(|| overflow("data section start"))?;
-    check_data_ranges(&tensors, data_offset, alignment, r.pos().saturating_add(r.remaining()))?;
-    Ok(Header { version, metadata, metadata_index, tensors, tensor_index, alignment, data_offset })
+    check_data_ranges(&tensors.items, data_offset, alignment, r.pos().saturating_add(r.remaining()))?;
+    Ok(Header { version, metadata, tensors, alignment, data_offset })
 }
 
 /// Magic and version (2 or 3).
@@ -81,25 +92,24 @@ fn bounded_vec<T, R: Read>(r: &Reader<R>, count: u64, min_bytes: u64, what: &str
 }
 
 /// The metadata pairs, in file order, with an index by key; a key given twice is an error.
-fn read_metadata<R: Read>(r: &mut Reader<R>, count: u64) -> Result<(Vec<(String, GgufValue)>, HashMap<String, usize>)> {
-    let mut kvs = bounded_vec(r, count, MIN_KV_BYTES, "metadata pairs")?;
-    let mut index = HashMap::new();
+fn read_metadata<R: Read>(r: &mut Reader<R>, count: u64) -> Result<ByName<(String, GgufValue)>> {
+    let mut kvs = ByName { items: bounded_vec(r, count, MIN_KV_BYTES, "metadata pairs")?, index: HashMap::new() };
     for i in 0..count {
         let key = r.string(&format_args!("key of metadata pair {i}"))?;
         let what = format!("metadata {key:?}");
         let t = read_type(r, &what)?;
         let value = read_value(r, t, 0, &what)?;
-        if index.insert(key.clone(), kvs.len()).is_some() {
+        if kvs.index.insert(key.clone(), kvs.items.len()).is_some() {
             bail!(Input, "duplicate metadata key {key:?} (pair {i})");
         }
-        kvs.push((key, value));
+        kvs.items.push((key, value));
     }
-    Ok((kvs, index))
+    Ok(kvs)
 }
 
 /// `general.alignment` if present (a u32 power of two), else 32.
-fn alignment(kvs: &[(String, GgufValue)], index: &HashMap<String, usize>) -> Result<u64> {
-    let Some((_, v)) = index.get("general.alignment").and_then(|&i| kvs.get(i)) else { return Ok(DEFAULT_ALIGNMENT) };
+fn alignment(kvs: &ByName<(String, GgufValue)>) -> Result<u64> {
+    let Some((_, v)) = kvs.get("general.alignment") else { return Ok(DEFAULT_ALIGNMENT) };
     match v {
         GgufValue::U32(a) if a.is_power_of_two() => Ok(u64::from(*a)),
         GgufValue::U32(a) => bail!(Input, "general.alignment must be a power of two, found {a}"),
@@ -108,18 +118,17 @@ fn alignment(kvs: &[(String, GgufValue)], index: &HashMap<String, usize>) -> Res
 }
 
 /// The tensor infos, in file order, with an index by name; a name given twice is an error.
-fn read_infos<R: Read>(r: &mut Reader<R>, count: u64) -> Result<(Vec<GgufTensorInfo>, HashMap<String, usize>)> {
-    let mut infos = bounded_vec(r, count, MIN_INFO_BYTES, "tensor infos")?;
-    let mut index = HashMap::new();
+fn read_infos<R: Read>(r: &mut Reader<R>, count: u64) -> Result<ByName<GgufTensorInfo>> {
+    let mut infos = ByName { items: bounded_vec(r, count, MIN_INFO_BYTES, "tensor infos")?, index: HashMap::new() };
     for i in 0..count {
         let info = read_info(r, i)?;
-        if let Some(&first) = index.get(info.name()) {
+        if let Some(&first) = infos.index.get(info.name()) {
             bail!(Input, "duplicate tensor name {:?} (tensors {first} and {i})", info.name());
         }
-        index.insert(info.name().to_string(), infos.len());
-        infos.push(info);
+        infos.index.insert(info.name().to_string(), infos.items.len());
+        infos.items.push(info);
     }
-    Ok((infos, index))
+    Ok(infos)
 }
 
 /// Every tensor's data is aligned, lies inside the file and overlaps no other tensor's.

@@ -14,16 +14,18 @@
 //! against the bytes left before anything is allocated for it, so a damaged or hostile file is an
 //! error naming the file, the tensor or key, and what was expected and found.
 
+mod array;
 mod header;
 mod info;
 mod reader;
 mod types;
 mod value;
 
+pub use array::{GgufArray, MAX_ARRAY_DEPTH};
 pub use header::{DEFAULT_ALIGNMENT, MAGIC};
 pub use info::{GgufTensorInfo, MAX_DIMS};
 pub use types::{GgmlKind, GgmlType};
-pub use value::{GgufValue, GgufValueType, MAX_ARRAY_DEPTH};
+pub use value::{GgufValue, GgufValueType};
 
 use crate::op::QuantFormat;
 use crate::{bail, Error, ErrorKind, Result, Tensor};

@@ -4,7 +4,7 @@
 #[path = "gguf/writer.rs"]
 mod writer;
 
-use backend_api::gguf::{GgmlType, GgufFile, GgufValue, GgufValueType};
+use backend_api::gguf::{GgmlType, GgufArray, GgufFile, GgufValue, GgufValueType};
 use backend_api::op::QuantFormat;
 use backend_api::{DType, ErrorKind, GraphBuilder, Shape, Slot, Tensor};
 use half::{bf16, f16};
@@ -120,17 +120,8 @@ fn block_tensors_are_accepted_by_quant_matmul_as_given() {
 
 #[test]
 fn metadata_of_every_value_type() {
-    let strings = GgufValue::Array(
-        GgufValueType::String,
-        vec![GgufValue::String("a".into()), GgufValue::String("héllo".into()), GgufValue::String(String::new())],
-    );
-    let nested = GgufValue::Array(
-        GgufValueType::Array,
-        vec![
-            GgufValue::Array(GgufValueType::I16, vec![GgufValue::I16(-3), GgufValue::I16(4)]),
-            GgufValue::Array(GgufValueType::Bool, vec![]),
-        ],
-    );
+    let strings = GgufValue::Array(GgufArray::String(vec!["a".into(), "héllo".into(), String::new()]));
+    let nested = GgufValue::Array(GgufArray::Array(vec![GgufArray::I16(vec![-3, 4]), GgufArray::Bool(vec![])]));
     let kvs = vec![
         ("u8", GgufValue::U8(200)),
         ("i8", GgufValue::I8(-100)),
@@ -145,11 +136,19 @@ fn metadata_of_every_value_type() {
         ("u64", GgufValue::U64(u64::MAX)),
         ("i64", GgufValue::I64(i64::MIN)),
         ("f64", GgufValue::F64(std::f64::consts::E)),
-        ("bytes", GgufValue::Array(GgufValueType::U8, vec![GgufValue::U8(1), GgufValue::U8(2)])),
-        ("floats", GgufValue::Array(GgufValueType::F32, vec![GgufValue::F32(0.5)])),
+        ("bytes", GgufValue::Array(GgufArray::U8(vec![1, 2, 255]))),
+        ("i8s", GgufValue::Array(GgufArray::I8(vec![-1, 2]))),
+        ("u16s", GgufValue::Array(GgufArray::U16(vec![65535]))),
+        ("i16s", GgufValue::Array(GgufArray::I16(vec![-32768]))),
+        ("u32s", GgufValue::Array(GgufArray::U32(vec![7, 8]))),
+        ("i32s", GgufValue::Array(GgufArray::I32(vec![-7, 1, 0]))),
+        ("scores", GgufValue::Array(GgufArray::F32(vec![0.5, -0.0, f32::INFINITY]))),
+        ("bools", GgufValue::Array(GgufArray::Bool(vec![true, false, true]))),
+        ("i64s", GgufValue::Array(GgufArray::I64(vec![i64::MAX]))),
+        ("f64s", GgufValue::Array(GgufArray::F64(vec![1e300, -2.5]))),
         ("tokens", strings),
         ("nested", nested),
-        ("empty", GgufValue::Array(GgufValueType::U64, vec![])),
+        ("empty", GgufValue::Array(GgufArray::U64(vec![]))),
     ];
     for version in [2, 3] {
         let mut w = Writer::new(version);
@@ -169,7 +168,10 @@ fn metadata_of_every_value_type() {
         assert_eq!(f.metadata("u16").and_then(GgufValue::as_u64), Some(65000));
         assert_eq!(f.metadata("i8").and_then(GgufValue::as_u64), None);
         assert_eq!(f.metadata("f32").and_then(GgufValue::as_f64), Some(-1.25));
-        assert_eq!(f.metadata("empty").and_then(GgufValue::as_array), Some((GgufValueType::U64, &[][..])));
+        let empty = f.metadata("empty").and_then(GgufValue::as_array).unwrap();
+        assert_eq!((empty.elem_type(), empty.is_empty()), (GgufValueType::U64, true));
+        let tokens = f.metadata("tokens").and_then(GgufValue::as_array).and_then(GgufArray::as_strings);
+        assert_eq!(tokens.map(<[String]>::len), Some(3));
         assert_eq!(f.alignment(), 32);
         assert_eq!(f.tensor("x").unwrap().tensor.to_vec::<f32>().unwrap(), [9.0]);
     }
@@ -248,7 +250,7 @@ fn check_param_compares_with_the_graph_slot() {
 fn sample(version: u32) -> Writer {
     Writer::new(version)
         .kv("general.name", GgufValue::String("sample".into()))
-        .kv("ids", GgufValue::Array(GgufValueType::U32, vec![GgufValue::U32(1), GgufValue::U32(2)]))
+        .kv("ids", GgufValue::Array(GgufArray::U32(vec![1, 2])))
         .tensor(TensorSpec::new("a", 0, &[2, 2], f32_bytes(&[1.0, 2.0, 3.0, 4.0])))
         .tensor(TensorSpec::new("q", 8, &[32, 2], pattern(68, 3)))
 }
@@ -324,6 +326,10 @@ fn unknown_value_type_and_bad_values() {
     let last = l.infos_start - 1;
     b[last] = 2;
     assert!(parse_err(b, ErrorKind::Input).contains("a bool must be 0 or 1, found 2"));
+    // A bool array element of 7.
+    let (mut b, l) = Writer::new(3).kv("flags", GgufValue::Array(GgufArray::Bool(vec![true, false]))).write();
+    b[l.infos_start - 1] = 7;
+    assert!(parse_err(b, ErrorKind::Input).contains("metadata \"flags\"[1] at offset"));
     // A string that is not UTF-8.
     let (mut b, l) = Writer::new(3).kv("s", GgufValue::String("ab".into())).write();
     let last = l.infos_start - 1;
@@ -338,7 +344,7 @@ fn lengths_larger_than_the_file_are_refused_before_allocating() {
     let at = l.infos_start - 10;
     b[at..at + 8].copy_from_slice(&(u64::MAX - 1).to_le_bytes());
     assert!(parse_err(b, ErrorKind::Input).contains("truncated metadata \"s\""));
-    let (mut b, l) = Writer::new(3).kv("a", GgufValue::Array(GgufValueType::U64, vec![GgufValue::U64(1)])).write();
+    let (mut b, l) = Writer::new(3).kv("a", GgufValue::Array(GgufArray::U64(vec![1]))).write();
     let at = l.infos_start - 16;
     b[at..at + 8].copy_from_slice(&(1u64 << 61).to_le_bytes());
     assert!(parse_err(b, ErrorKind::Input).contains("array of 2305843009213693952 U64 values"));
@@ -351,18 +357,18 @@ fn lengths_larger_than_the_file_are_refused_before_allocating() {
 
 #[test]
 fn deeply_nested_arrays_are_refused() {
-    let mut v = GgufValue::Array(GgufValueType::U8, vec![]);
-    for _ in 0..20 {
-        v = GgufValue::Array(GgufValueType::Array, vec![v]);
-    }
-    let e = parse_err(Writer::new(3).kv("deep", v).bytes(), ErrorKind::Input);
-    assert!(e.contains("nested more than"), "{e}");
-    let mut v = GgufValue::Array(GgufValueType::U8, vec![GgufValue::U8(1)]);
-    for _ in 0..7 {
-        v = GgufValue::Array(GgufValueType::Array, vec![v]);
-    }
-    let f = parse(&Writer::new(3).kv("ok", v.clone())).unwrap();
-    assert_eq!(f.metadata("ok"), Some(&v));
+    let nest = |levels: usize| {
+        let mut a = GgufArray::U8(vec![1]);
+        for _ in 0..levels {
+            a = GgufArray::Array(vec![a]);
+        }
+        GgufValue::Array(a)
+    };
+    let e = parse_err(Writer::new(3).kv("deep", nest(20)).bytes(), ErrorKind::Input);
+    assert!(e.contains("nested more than 8 deep"), "{e}");
+    parse_err(Writer::new(3).kv("deep", nest(8)).bytes(), ErrorKind::Input);
+    let f = parse(&Writer::new(3).kv("ok", nest(7))).unwrap();
+    assert_eq!(f.metadata("ok"), Some(&nest(7)));
 }
 
 #[test]

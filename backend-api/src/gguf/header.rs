@@ -98,7 +98,7 @@ fn read_metadata<R: Read>(r: &mut Reader<R>, count: u64) -> Result<ByName<(Strin
         let key = r.string(&format_args!("key of metadata pair {i}"))?;
         let what = format!("metadata {key:?}");
         let t = read_type(r, &what)?;
-        let value = read_value(r, t, 0, &what)?;
+        let value = read_value(r, t, &what)?;
         if kvs.index.insert(key.clone(), kvs.items.len()).is_some() {
             bail!(Input, "duplicate metadata key {key:?} (pair {i})");
         }

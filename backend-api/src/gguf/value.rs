@@ -1,13 +1,10 @@
 //! Metadata values: the thirteen GGUF value types and how each is read.
 
+use super::array::{read_array, GgufArray};
 use super::reader::Reader;
-use crate::{bail, Error, ErrorKind, Result};
+use crate::{bail, Result};
 use std::fmt;
 use std::io::Read;
-
-/// Arrays nested deeper than this are refused: each level costs only 12 bytes of file, so without a
-/// bound a small file could exhaust the stack.
-pub const MAX_ARRAY_DEPTH: usize = 8;
 
 /// The type id of a metadata value, as stored in the file (u32).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -69,7 +66,7 @@ impl GgufValueType {
 
     /// The fewest bytes one value of this type takes (fixed-size types: their size), used to bound an
     /// array's count by the bytes left before allocating for it.
-    fn min_size(self) -> u64 {
+    pub(super) fn min_size(self) -> u64 {
         use GgufValueType as T;
         match self {
             T::U8 | T::I8 | T::Bool => 1,
@@ -108,9 +105,8 @@ pub enum GgufValue {
     Bool(bool),
     /// UTF-8 string.
     String(String),
-    /// An array: the element type (kept so that an empty array still says what it holds) and the
-    /// elements, each of that type.
-    Array(GgufValueType, Vec<GgufValue>),
+    /// An array: its elements, stored at their own width.
+    Array(GgufArray),
     /// u64.
     U64(u64),
     /// i64.
@@ -133,7 +129,7 @@ impl GgufValue {
             GgufValue::F32(_) => T::F32,
             GgufValue::Bool(_) => T::Bool,
             GgufValue::String(_) => T::String,
-            GgufValue::Array(..) => T::Array,
+            GgufValue::Array(_) => T::Array,
             GgufValue::U64(_) => T::U64,
             GgufValue::I64(_) => T::I64,
             GgufValue::F64(_) => T::F64,
@@ -173,10 +169,10 @@ impl GgufValue {
         }
     }
 
-    /// The element type and elements, if this is an array.
-    pub fn as_array(&self) -> Option<(GgufValueType, &[GgufValue])> {
+    /// The array, if this is an array.
+    pub fn as_array(&self) -> Option<&GgufArray> {
         match self {
-            GgufValue::Array(t, v) => Some((*t, v)),
+            GgufValue::Array(a) => Some(a),
             _ => None,
         }
     }
@@ -192,13 +188,8 @@ pub(super) fn read_type<R: Read>(r: &mut Reader<R>, what: &dyn fmt::Display) -> 
     }
 }
 
-/// Reads one value of type `t`; `depth` counts the arrays around it.
-pub(super) fn read_value<R: Read>(
-    r: &mut Reader<R>,
-    t: GgufValueType,
-    depth: usize,
-    what: &dyn fmt::Display,
-) -> Result<GgufValue> {
+/// Reads one (top-level) value of type `t`.
+pub(super) fn read_value<R: Read>(r: &mut Reader<R>, t: GgufValueType, what: &dyn fmt::Display) -> Result<GgufValue> {
     use GgufValueType as T;
     Ok(match t {
         T::U8 => GgufValue::U8(u8::from_le_bytes(r.array(what)?)),
@@ -213,43 +204,22 @@ pub(super) fn read_value<R: Read>(
         T::F64 => GgufValue::F64(f64::from_le_bytes(r.array(what)?)),
         T::Bool => read_bool(r, what)?,
         T::String => GgufValue::String(r.string(what)?),
-        T::Array => read_array(r, depth, what)?,
+        T::Array => GgufValue::Array(read_array(r, 0, what)?),
     })
 }
 
 /// A bool is one byte that must be 0 or 1.
 fn read_bool<R: Read>(r: &mut Reader<R>, what: &dyn fmt::Display) -> Result<GgufValue> {
     let at = r.pos();
-    match r.array::<1>(what)? {
-        [0] => Ok(GgufValue::Bool(false)),
-        [1] => Ok(GgufValue::Bool(true)),
-        [b] => bail!(Input, "{what} at offset {at}: a bool must be 0 or 1, found {b}"),
-    }
+    let [b] = r.array::<1>(what)?;
+    bool_of(b, at, what).map(GgufValue::Bool)
 }
 
-/// An array: element type, count, elements. The count is checked against the bytes left (at the
-/// element type's smallest size) before the element vector is allocated, and that allocation is
-/// fallible.
-fn read_array<R: Read>(r: &mut Reader<R>, depth: usize, what: &dyn fmt::Display) -> Result<GgufValue> {
-    if depth >= MAX_ARRAY_DEPTH {
-        bail!(Input, "{what}: arrays nested more than {MAX_ARRAY_DEPTH} deep");
+/// The bool of byte `b` (read at offset `at`): 0 or 1, anything else an error.
+pub(super) fn bool_of(b: u8, at: u64, what: &dyn fmt::Display) -> Result<bool> {
+    match b {
+        0 => Ok(false),
+        1 => Ok(true),
+        _ => bail!(Input, "{what} at offset {at}: a bool must be 0 or 1, found {b}"),
     }
-    let elem = read_type(r, &format_args!("elements of {what}"))?;
-    let count = r.u64(&format_args!("element count of {what}"))?;
-    let fits = count.checked_mul(elem.min_size()).is_some_and(|b| b <= r.remaining());
-    if !fits {
-        bail!(
-            Input,
-            "truncated {what}: an array of {count} {elem} values at offset {} needs more than the {} bytes left",
-            r.pos(),
-            r.remaining()
-        );
-    }
-    let mut values = Vec::new();
-    let n = usize::try_from(count).map_err(|_| Error::new(ErrorKind::Input, format!("{what}: {count} elements")))?;
-    values.try_reserve_exact(n).map_err(|e| Error::new(ErrorKind::Input, format!("{what}: {count} elements: {e}")))?;
-    for i in 0..count {
-        values.push(read_value(r, elem, depth + 1, &format_args!("{what}[{i}]"))?);
-    }
-    Ok(GgufValue::Array(elem, values))
 }

@@ -1,7 +1,7 @@
 //! A small GGUF writer for the tests, written from the format description (little-endian; magic,
 //! version, counts, metadata, tensor infos, padding to the alignment, data).
 
-use backend_api::gguf::{GgufValue, GgufValueType};
+use backend_api::gguf::{GgufArray, GgufValue, GgufValueType};
 
 /// One tensor to write: the ggml type id, the dims as GGUF lists them and the raw data bytes.
 #[derive(Clone)]
@@ -131,14 +131,36 @@ pub fn value(out: &mut Vec<u8>, v: &GgufValue) {
         GgufValue::F32(x) => out.extend_from_slice(&x.to_le_bytes()),
         GgufValue::Bool(x) => out.push(u8::from(*x)),
         GgufValue::String(s) => string(out, s),
-        GgufValue::Array(t, xs) => {
-            out.extend_from_slice(&elem_id(*t).to_le_bytes());
-            out.extend_from_slice(&(xs.len() as u64).to_le_bytes());
-            xs.iter().for_each(|x| value(out, x));
-        }
+        GgufValue::Array(a) => array(out, a),
         GgufValue::U64(x) => out.extend_from_slice(&x.to_le_bytes()),
         GgufValue::I64(x) => out.extend_from_slice(&x.to_le_bytes()),
         GgufValue::F64(x) => out.extend_from_slice(&x.to_le_bytes()),
+    }
+}
+
+/// An array's bytes: element type id, count, elements.
+pub fn array(out: &mut Vec<u8>, a: &GgufArray) {
+    out.extend_from_slice(&elem_id(a.elem_type()).to_le_bytes());
+    out.extend_from_slice(&(a.len() as u64).to_le_bytes());
+    macro_rules! le {
+        ($v:expr) => {
+            $v.iter().for_each(|x| out.extend_from_slice(&x.to_le_bytes()))
+        };
+    }
+    match a {
+        GgufArray::U8(v) => le!(v),
+        GgufArray::I8(v) => le!(v),
+        GgufArray::U16(v) => le!(v),
+        GgufArray::I16(v) => le!(v),
+        GgufArray::U32(v) => le!(v),
+        GgufArray::I32(v) => le!(v),
+        GgufArray::F32(v) => le!(v),
+        GgufArray::U64(v) => le!(v),
+        GgufArray::I64(v) => le!(v),
+        GgufArray::F64(v) => le!(v),
+        GgufArray::Bool(v) => v.iter().for_each(|&x| out.push(u8::from(x))),
+        GgufArray::String(v) => v.iter().for_each(|x| string(out, x)),
+        GgufArray::Array(v) => v.iter().for_each(|x| array(out, x)),
     }
 }
 

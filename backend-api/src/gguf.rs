@@ -7,6 +7,9 @@
 //!   U8 tensor: a weight with `ne = [K, N]` is `w`: U8 `[N, K / QK · BB]`, the single weight input of
 //!   `QuantMatMul` with that format; `ne = [K, N, E]` gives `[E, N, K / QK · BB]` for
 //!   `QuantGroupedMatMul`. `K` must be a multiple of the format's block `QK`.
+//! - A float weight matrix (`ne = [K, N]`) therefore comes out `[N, K]`, the orientation of
+//!   PyTorch's `Linear.weight`; `MatMul` takes its `b` as `[K, N]`, so a graph that multiplies by it
+//!   transposes it or contracts its last axis with `DotGeneral`.
 //!
 //! [`GgufFile::open`] reads only the header and reads each tensor's bytes when asked for it (the
 //! file is never mapped); [`GgufFile::parse`] works on bytes already in memory. Every tensor's data
@@ -28,7 +31,7 @@ pub use types::{GgmlKind, GgmlType};
 pub use value::{GgufValue, GgufValueType};
 
 use crate::op::QuantFormat;
-use crate::{bail, Error, ErrorKind, Result, Tensor};
+use crate::{bail, Error, ErrorKind, Result, Slot, Tensor};
 use header::{read_header, Header};
 use reader::Reader;
 use std::fs::File;
@@ -145,6 +148,13 @@ impl GgufFile {
                 self.header.tensors.items.len()
             ),
         }
+    }
+
+    /// Checks that the tensor named like `slot` exists and that its op input has the slot's dtype
+    /// and shape, before any data is read (how a host matches a file against a graph's params).
+    pub fn check_param(&self, slot: &Slot) -> Result<()> {
+        let info = self.tensor_info(&slot.name)?;
+        info.check_param(slot).map_err(|e| e.context(format_args!("GGUF {}", self.source)))
     }
 
     /// Reads tensor `name` as its op input (see the module doc).

@@ -242,6 +242,11 @@ fn check_param_compares_with_the_graph_slot() {
     let e = info.check_param(&slot(DType::U8, &[36, 3])).unwrap_err();
     let s = e.to_string();
     assert!(s.contains("Q4_0") && s.contains("[64, 3]") && s.contains("[3, 36]"), "{s}");
+    f.check_param(&slot(DType::U8, &[3, 36])).unwrap();
+    let e = f.check_param(&slot(DType::U8, &[3, 18])).unwrap_err();
+    assert!(e.to_string().contains("test.gguf") && e.to_string().contains("expects shape [3, 18]"), "{e}");
+    let missing = Slot { name: "other".into(), dtype: DType::U8, shape: Shape::from(vec![1usize]) };
+    assert!(f.check_param(&missing).unwrap_err().to_string().contains("no tensor \"other\""));
     let e = info.check_param(&slot(DType::F32, &[3, 64])).unwrap_err();
     assert!(e.to_string().contains("expects F32"), "{e}");
 }

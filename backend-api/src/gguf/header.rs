@@ -59,7 +59,7 @@ pub(super) fn read_header<R: Read>(r: &mut Reader<R>) -> Result<Header> {
 fn read_preamble<R: Read>(r: &mut Reader<R>) -> Result<u32> {
     let magic = r.array::<4>(&"magic")?;
     if magic != MAGIC {
-        bail!(Input, "not a GGUF file: the magic is {:?}, expected \"GGUF\"", magic.escape_ascii().to_string());
+        bail!(Input, "not a GGUF file: the magic is \"{}\", expected \"GGUF\"", magic.escape_ascii());
     }
     let version = r.u32(&"version")?;
     match version {

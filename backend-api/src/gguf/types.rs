@@ -90,11 +90,21 @@ impl GgmlType {
 
     /// The ggml name (`Q4_K`, `BF16`).
     pub fn name(self) -> &'static str {
-        match self.kind() {
-            GgmlKind::Float(DType::F16) => "F16",
-            GgmlKind::Float(DType::BF16) => "BF16",
-            GgmlKind::Float(_) => "F32",
-            GgmlKind::Quant(f) => f.name(),
+        match self {
+            GgmlType::F32 => "F32",
+            GgmlType::F16 => "F16",
+            GgmlType::BF16 => "BF16",
+            GgmlType::Q4_0 => "Q4_0",
+            GgmlType::Q4_1 => "Q4_1",
+            GgmlType::Q5_0 => "Q5_0",
+            GgmlType::Q5_1 => "Q5_1",
+            GgmlType::Q8_0 => "Q8_0",
+            GgmlType::Q2_K => "Q2_K",
+            GgmlType::Q3_K => "Q3_K",
+            GgmlType::Q4_K => "Q4_K",
+            GgmlType::Q5_K => "Q5_K",
+            GgmlType::Q6_K => "Q6_K",
+            GgmlType::Q8_K => "Q8_K",
         }
     }
 
@@ -132,6 +142,8 @@ impl GgmlType {
     pub fn block(self) -> (usize, usize) {
         match self.kind() {
             GgmlKind::Float(d) => (1, d.size()),
+            // Every format `kind` gives is a GGML block format, which has a block; the fallback is
+            // never taken.
             GgmlKind::Quant(f) => f.ggml_block().unwrap_or((1, 1)),
         }
     }

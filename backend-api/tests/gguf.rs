@@ -461,3 +461,22 @@ fn arbitrary_bytes_never_panic() {
         }
     }
 }
+
+#[test]
+fn ggml_type_table() {
+    let ids: Vec<u32> = GgmlType::ALL.iter().map(|t| t.id()).collect();
+    assert_eq!(ids, [0, 1, 2, 3, 6, 7, 8, 10, 11, 12, 13, 14, 15, 30]);
+    for t in GgmlType::ALL {
+        assert_eq!(GgmlType::from_id(t.id()), Some(t));
+        match t.format() {
+            Some(f) => assert_eq!((f.name(), Some(t.block())), (t.name(), f.ggml_block())),
+            None => assert_eq!(t.block().0, 1),
+        }
+    }
+    for (id, format, qk, bb) in QUANT {
+        assert_eq!(GgmlType::from_id(id).and_then(GgmlType::format), Some(format));
+        assert_eq!(GgmlType::from_id(id).map(GgmlType::block), Some((qk as usize, bb)));
+    }
+    assert_eq!(GgmlType::from_id(30).map(GgmlType::block), Some((1, 2)));
+    assert_eq!(GgmlType::from_id(9), None);
+}

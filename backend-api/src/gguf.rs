@@ -178,27 +178,28 @@ impl GgufFile {
                 v.extend_from_slice(slice);
                 Ok(v)
             }
-            Data::File(f) => {
-                let Ok(mut file) = f.lock() else { bail!(Input, "the file's lock was poisoned by a panic") };
-                let mut v = Vec::new();
-                v.try_reserve_exact(info.nbytes()).map_err(|e| alloc_error(info, &e))?;
-                let io = |e: std::io::Error| {
-                    Error::new(ErrorKind::Input, format!("cannot read {} data bytes at {start}: {e}", info.nbytes()))
-                };
-                file.seek(SeekFrom::Start(start)).map_err(io)?;
-                (&mut *file).take(info.nbytes() as u64).read_to_end(&mut v).map_err(io)?;
-                if v.len() != info.nbytes() {
-                    bail!(
-                        Input,
-                        "truncated data: {} bytes at {start} expected, the file ended after {} (did it change?)",
-                        info.nbytes(),
-                        v.len()
-                    );
-                }
-                Ok(v)
-            }
+            Data::File(f) => read_file_range(f, start, info.nbytes()),
         }
     }
+}
+
+/// `len` bytes at offset `start` of the file, into a fallibly allocated vector; a file that has
+/// shrunk since its header was read is a truncation error.
+fn read_file_range(f: &Mutex<File>, start: u64, len: usize) -> Result<Vec<u8>> {
+    let Ok(mut file) = f.lock() else { bail!(Input, "the file's lock was poisoned by a panic") };
+    let mut v = Vec::new();
+    v.try_reserve_exact(len).map_err(|e| Error::new(ErrorKind::Input, format!("cannot allocate {len} bytes: {e}")))?;
+    let io = |e: std::io::Error| Error::new(ErrorKind::Input, format!("cannot read {len} data bytes at {start}: {e}"));
+    file.seek(SeekFrom::Start(start)).map_err(io)?;
+    (&mut *file).take(len as u64).read_to_end(&mut v).map_err(io)?;
+    if v.len() != len {
+        bail!(
+            Input,
+            "truncated data: {len} bytes at {start} expected, the file ended after {} (did it change?)",
+            v.len()
+        );
+    }
+    Ok(v)
 }
 
 fn range_error(info: &GgufTensorInfo) -> Error {

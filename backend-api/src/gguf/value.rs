@@ -6,35 +6,35 @@ use crate::{bail, Result};
 use std::fmt;
 use std::io::Read;
 
-/// The type id of a metadata value, as stored in the file (u32).
+/// The type id of a metadata value, as stored in the file (u32; the discriminants are the ids).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum GgufValueType {
     /// 0: u8.
-    U8,
+    U8 = 0,
     /// 1: i8.
-    I8,
+    I8 = 1,
     /// 2: u16.
-    U16,
+    U16 = 2,
     /// 3: i16.
-    I16,
+    I16 = 3,
     /// 4: u32.
-    U32,
+    U32 = 4,
     /// 5: i32.
-    I32,
+    I32 = 5,
     /// 6: f32.
-    F32,
+    F32 = 6,
     /// 7: bool (one byte, 0 or 1).
-    Bool,
+    Bool = 7,
     /// 8: string (u64 length, UTF-8 bytes).
-    String,
+    String = 8,
     /// 9: array (element type, u64 count, elements).
-    Array,
+    Array = 9,
     /// 10: u64.
-    U64,
+    U64 = 10,
     /// 11: i64.
-    I64,
+    I64 = 11,
     /// 12: f64.
-    F64,
+    F64 = 12,
 }
 
 impl GgufValueType {

@@ -2,7 +2,7 @@
 //!
 //! - the graph IR: [`DType`], [`Shape`], [`Op`] (every op of SPEC-ops.md), [`Graph`] built with
 //!   [`GraphBuilder`], with shape/dtype inference and validation in one place ([`infer`]);
-//! - host tensors [`Tensor`] / [`TensorView`];
+//! - host tensors [`Tensor`] / [`TensorView`], read from `.npy` ([`npy`]) and GGUF ([`gguf`]) files;
 //! - the [`Backend`] / [`Executable`] traits and the name registry ([`create`], [`available`]);
 //! - the op table ([`spec`]) that backends and the conformance suite iterate;
 //! - errors as values ([`Error`], [`ErrorKind`]).
@@ -17,6 +17,7 @@ pub mod device_value;
 mod dispatch;
 mod dtype;
 mod error;
+pub mod gguf;
 mod graph;
 pub mod infer;
 #[cfg(feature = "serde")]

@@ -11,8 +11,9 @@ use std::path::PathBuf;
     about = "Run, compare, trace, benchmark and profile wgml graph files (JSON) on any registered backend",
     long_about = "Run, compare, trace, benchmark and profile wgml graph files (JSON, written by \
                   backend_api::json::to_json) on any registered backend (`wgml backends` lists them).\n\n\
-                  Tensors travel as NumPy .npy files; params as a directory of <name>.npy files or an .npz \
-                  archive (np.savez layout). Errors exit with status 2, a failed comparison with 1.",
+                  Tensors travel as NumPy .npy files; params as a directory of <name>.npy files, an .npz \
+                  archive (np.savez layout) or a GGUF file (tensors by name, quantised ones as their raw \
+                  blocks). Errors exit with status 2, a failed comparison with 1.",
     after_help = "Examples:\n  \
                   wgml run model.json --backend wgpu --input x=x.npy --params weights.npz --out out/\n  \
                   wgml compare model.json --backend wgpu --against cpu-ref --random --dim batch=4\n  \
@@ -53,8 +54,9 @@ pub struct DataArgs {
     #[arg(long = "input", value_name = "NAME=FILE.npy", value_parser = parse_named_path)]
     pub inputs: Vec<(String, PathBuf)>,
     /// Params: a directory with one <param name>.npy per param (a name with `/` maps to
-    /// subdirectories), or an .npz archive with <param name>.npy entries (np.savez layout).
-    #[arg(long, value_name = "DIR|FILE.npz")]
+    /// subdirectories), an .npz archive with <param name>.npy entries (np.savez layout), or a
+    /// GGUF file (v2/v3) whose tensors of the params' names are read (others are ignored).
+    #[arg(long, value_name = "DIR|FILE.npz|FILE.gguf")]
     pub params: Option<PathBuf>,
     /// Fill every input and param not given with seeded random data of its declared dtype
     /// (floats in [-1, 1), signed ints in [-3, 3], unsigned ints in [0, 7], random bools).

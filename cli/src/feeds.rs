@@ -4,7 +4,7 @@
 //! (we add the file).
 
 use crate::args::DataArgs;
-use crate::io::{load_npy, load_params, NamedTensor};
+use crate::io::{is_gguf, load_gguf_params, load_npy, load_params, NamedTensor};
 use crate::random::random_tensor;
 use anyhow::{bail, Context, Result};
 use backend_api::{Dim, Executable, Signature, Slot, TensorView};
@@ -56,6 +56,7 @@ pub fn describe_slots(slots: &[Slot]) -> String {
 pub fn gather(sig: &Signature, data: &DataArgs) -> Result<Feeds> {
     let mut inputs = given_inputs(sig, data)?;
     let mut params = match &data.params {
+        Some(path) if is_gguf(path) => load_gguf_params(path, &sig.params)?,
         Some(path) => load_params(path)?,
         None => Vec::new(),
     };
@@ -81,7 +82,7 @@ pub fn gather(sig: &Signature, data: &DataArgs) -> Result<Feeds> {
     }
     if !missing.is_empty() {
         bail!(
-            "missing data for the graph:\n  {}\ngive inputs with --input NAME=FILE.npy, params with --params DIR|FILE.npz, \
+            "missing data for the graph:\n  {}\ngive inputs with --input NAME=FILE.npy, params with --params DIR|FILE.npz|FILE.gguf, \
              or fill the rest with --random",
             missing.join("\n  ")
         );

@@ -1,9 +1,11 @@
-//! Files: graph JSON, `.npy` tensors, param directories and `.npz` archives, output directories.
+//! Files: graph JSON, `.npy` tensors, param directories, `.npz` archives and GGUF files, output
+//! directories.
 //! Every error names the file.
 
 use anyhow::{bail, Context, Result};
+use backend_api::gguf::GgufFile;
 use backend_api::npy::{self, from_npy, to_npy};
-use backend_api::{DType, Graph, Tensor};
+use backend_api::{DType, Graph, Slot, Tensor};
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
@@ -47,6 +49,29 @@ pub fn load_params(path: &Path) -> Result<Vec<NamedTensor>> {
     } else {
         load_npz(path)
     }
+}
+
+/// Whether `path` is a GGUF file (a regular file starting with the GGUF magic).
+pub fn is_gguf(path: &Path) -> bool {
+    let mut magic = [0u8; 4];
+    std::fs::File::open(path).and_then(|mut f| f.read_exact(&mut magic)).is_ok() && &magic == b"GGUF"
+}
+
+/// Reads the params of `slots` that GGUF file `path` holds, by name: each is checked against its
+/// slot (dtype and shape, quantised tensors as their raw blocks) before its data is read. A model
+/// file holds more tensors than one graph uses, so the others are ignored; params it lacks are
+/// reported missing by the caller.
+pub fn load_gguf_params(path: &Path, slots: &[Slot]) -> Result<Vec<NamedTensor>> {
+    let file = GgufFile::open(path).with_context(|| format!("params {} is not a usable GGUF file", path.display()))?;
+    slots
+        .iter()
+        .filter(|slot| file.tensor_names().any(|n| n == slot.name))
+        .map(|slot| {
+            file.check_param(slot)?;
+            let tensor = file.tensor(&slot.name)?.tensor;
+            Ok(NamedTensor { name: slot.name.clone(), tensor, source: format!("{}:{}", path.display(), slot.name) })
+        })
+        .collect()
 }
 
 /// Collects `(param name, file)` for every `.npy` file under `dir`; the name is the path relative

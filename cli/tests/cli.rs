@@ -153,6 +153,70 @@ fn run_on_cpu_ref_with_a_params_directory() {
     check_mlp_outputs(&out);
 }
 
+/// A GGUF v3 file (no metadata, default alignment 32) of F32 `tensors`, dims written fastest
+/// first as GGUF lists them.
+fn write_gguf(path: &Path, tensors: &[(&str, Tensor)]) -> String {
+    let pad = |v: &mut Vec<u8>| v.resize(v.len().div_ceil(32) * 32, 0);
+    let mut head = b"GGUF".to_vec();
+    head.extend(3u32.to_le_bytes());
+    head.extend((tensors.len() as u64).to_le_bytes());
+    head.extend(0u64.to_le_bytes());
+    let mut data = Vec::new();
+    for (name, t) in tensors {
+        head.extend((name.len() as u64).to_le_bytes());
+        head.extend(name.as_bytes());
+        head.extend((t.shape().len() as u32).to_le_bytes());
+        for d in t.shape().iter().rev() {
+            head.extend((*d as u64).to_le_bytes());
+        }
+        head.extend(0u32.to_le_bytes());
+        head.extend((data.len() as u64).to_le_bytes());
+        data.extend(t.bytes());
+        pad(&mut data);
+    }
+    pad(&mut head);
+    head.extend(data);
+    std::fs::write(path, head).unwrap();
+    path.display().to_string()
+}
+
+#[test]
+fn run_on_cpu_ref_with_gguf_params() {
+    let dir = scratch("run-gguf");
+    let (graph, x, _) = mlp_files(&dir);
+    let unused = f32s(&[4], &[1.0, 2.0, 3.0, 4.0]);
+    let gguf = write_gguf(&dir.join("m.gguf"), &[("unused", unused), ("b", mlp_b()), ("layer/w", mlp_w())]);
+    let out = dir.join("out");
+    let input = format!("x={x}");
+    let run = |params: &str| {
+        wgml(&[
+            "run",
+            &graph,
+            "--backend",
+            "cpu-ref",
+            "--input",
+            &input,
+            "--params",
+            params,
+            "--out",
+            &out.display().to_string(),
+        ])
+    };
+    expect_code(&run(&gguf), 0);
+    check_mlp_outputs(&out);
+    // The weight stored [2, 3] where the graph declares [3, 2]: refused before any data is read.
+    let wrong = write_gguf(&dir.join("wrong.gguf"), &[("b", mlp_b()), ("layer/w", f32s(&[2, 3], &[0.0; 6]))]);
+    expect_error(&run(&wrong), &["layer/w", "wrong.gguf"]);
+    // A file cut inside its tensor data.
+    let bytes = std::fs::read(&gguf).unwrap();
+    let cut = dir.join("cut.gguf");
+    std::fs::write(&cut, &bytes[..bytes.len() - 16]).unwrap();
+    expect_error(&run(&cut.display().to_string()), &["cut.gguf"]);
+    // A param the file lacks is missing, as with any params source.
+    let partial = write_gguf(&dir.join("partial.gguf"), &[("b", mlp_b())]);
+    expect_error(&run(&partial), &["missing data", "param layer/w"]);
+}
+
 #[test]
 fn run_on_wgpu_with_stored_npz_params() {
     let dir = scratch("run-wgpu");

@@ -1,4 +1,5 @@
-//! MatMul, DotGeneral, FusedMatMulBiasAct (§2.6); GroupedMatMul in `linalg/grouped.rs`. Dot
+//! MatMul, DotGeneral, FusedMatMulBiasAct (§2.6); GroupedMatMul in `linalg/grouped.rs`, the
+//! quantised matmuls in `linalg/quant.rs`. Dot
 //! products accumulate in f64 and each output is rounded once. DotGeneral is computed directly
 //! from its definition (not by decomposition into Transpose + MatMul), so that it can check that
 //! decomposition.
@@ -14,6 +15,7 @@ use backend_api::op::{DotGeneralAttrs, UnaryOp};
 use backend_api::{bail, Result, Tensor};
 
 mod grouped;
+mod quant;
 pub use grouped::grouped_matmul;
 
 /// `out[β, i, j] = Σ_k a[β_a, i, k] · b[β_b, k, j]` with broadcast batch dims.

@@ -38,7 +38,7 @@ fn sc_mn(s: &[u8; 12], j: usize) -> (u8, u8) {
 /// `k4(e)` (Q4_K, Q5_K): a nibble of `qs[32·(e div 64) + (e mod 32)]`, low when `e div 32` is even.
 fn k4(qs: &[u8; 128], e: usize) -> u8 {
     let byte = qs[32 * (e / 64) + e % 32];
-    if (e / 32) % 2 == 0 {
+    if (e / 32).is_multiple_of(2) {
         byte & 15
     } else {
         byte >> 4

@@ -140,4 +140,6 @@ fn expert_slice(t: &Tensor, ex: usize, e: usize) -> Result<TensorView<'_>> {
 }
 
 #[cfg(test)]
+mod loops;
+#[cfg(test)]
 mod tests;

@@ -310,3 +310,33 @@ fn grouped_edges_and_errors() {
     assert_eq!(e.kind(), ErrorKind::Shape);
     assert!(e.to_string().contains("per-expert"), "{e}");
 }
+
+#[test]
+fn special_scales_propagate_and_subnormal_scales_are_exact() {
+    // Int4Block, K = 4, B = 2, F16 scales per row: [NaN, 1], [+∞, 2^-24]; nibbles 1, 0, 3, −1.
+    let fmt = QuantFormat::Int4Block { block_size: 2 };
+    let w = u8s(&[2, 2], &[0x01, 0xF3, 0x01, 0xF3]);
+    let s = Tensor::from_slice(&[2, 2], &[f16::NAN, f16::ONE, f16::INFINITY, f16::from_bits(1)]).unwrap();
+    // x = [0, 0, 1, 1]: row 0's NaN block meets x = 0 and still gives NaN; row 1's first block
+    // decodes to ∞ and ∞ · 0 (nibble 0), and ∞ · 0 again with x = 0: NaN.
+    let y = quant_matmul(&[&t(&[1, 4], &[0.0, 0.0, 1.0, 1.0]), &w, &s], fmt).unwrap();
+    assert!(f32v(&y).iter().all(|v| v.is_nan()));
+    // A subnormal f16 scale (2^-24) is read exactly.
+    let w1 = u8s(&[1, 2], &[0x01, 0xF3]);
+    let s1 = Tensor::from_slice(&[1, 2], &[f16::ONE, f16::from_bits(1)]).unwrap();
+    let y = quant_matmul(&[&t(&[1, 4], &[0.0, 0.0, 1.0, 1.0]), &w1, &s1], fmt).unwrap();
+    // 3 · 2^-24 − 1 · 2^-24 = 2^-23.
+    assert_eq!(f32v(&y), [2f32.powi(-23)]);
+}
+
+#[test]
+fn every_signed_asym_code() {
+    // Int8BlockAsym with I8 weights, zero 0.5 and scale 2: every code c gives 2c − 1.
+    let fmt = QuantFormat::Int8BlockAsym { block_size: 256 };
+    let codes: Vec<u8> = (0..=255).collect();
+    let w = Tensor::from_bytes(DType::I8, &[256, 1], codes.clone()).unwrap();
+    let x = t(&[1, 1], &[1.0]);
+    let y = quant_matmul(&[&x, &w, &t(&[256, 1], &[2.0; 256]), &t(&[256, 1], &[0.5; 256])], fmt).unwrap();
+    let want: Vec<f32> = codes.iter().map(|&c| 2.0 * f32::from(c as i8) - 1.0).collect();
+    assert_eq!(f32v(&y), want);
+}

@@ -76,6 +76,8 @@ backend_api::dispatch_ops! {
             k(move |i, _| linalg::fused_matmul_bias_act(nth(i, 0)?, nth(i, 1)?, nth(i, 2)?, activation).map(one))
         }
         Op::GroupedMatMul(_) => k(|i, _| linalg::grouped_matmul(nth(i, 0)?, nth(i, 1)?, nth(i, 2)?).map(one)),
+        Op::QuantMatMul(a) => k(move |i, _| linalg::quant_matmul(i, a.format).map(one)),
+        Op::QuantGroupedMatMul(a) => k(move |i, _| linalg::quant_grouped_matmul(i, a.format).map(one)),
         Op::Softmax { axis } => k(move |i, _| norm::softmax(nth(i, 0)?, axis, false).map(one)),
         Op::LogSoftmax { axis } => k(move |i, _| norm::softmax(nth(i, 0)?, axis, true).map(one)),
         Op::LayerNorm(a) => k(move |i, _| norm::layer_norm(nth(i, 0)?, nth(i, 1)?, i.get(2).copied(), &a).map(one)),
@@ -114,7 +116,7 @@ backend_api::dispatch_ops! {
     // Every kind cpu-ref does not implement, each named once (legalisation may still reach some
     // of them through their decompositions).
     missing => Err(unsupported(op)),
-    [QuantMatMul, QuantGroupedMatMul, GroupNorm, LayerNorm2d, AttentionBackward, Conv,
+    [GroupNorm, LayerNorm2d, AttentionBackward, Conv,
      ConvTranspose, Pool, Im2Col,
      Rnn, Gru, Lstm, SelectiveScan, Mamba2, GatedDeltaNet, Scan, Fft, LogMel, WelchPeaks, If, While,
      ElementwiseRegion, BatchElementwiseRegion, TransformRegion, Custom, LayerNormBackward, RmsNormBackward,

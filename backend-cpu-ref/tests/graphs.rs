@@ -146,3 +146,37 @@ fn layer_norm_and_rms_norm_in_a_graph() {
     let rn: Vec<f32> = out[1].to_vec::<half::bf16>().unwrap().iter().map(|v| v.to_f32()).collect();
     assert!(rn.iter().zip([1., 1., 1., 1., -1., 1., -1., 1.]).all(|(a, b)| (a - b).abs() < 1e-2));
 }
+
+#[test]
+fn quantised_matmuls_run_through_the_backend() {
+    use backend_api::op::QuantFormat;
+    // Q8_0, N = 2, K = 32: row 0 has d = 1 and qs = 1, 2, …, 32; row 1 d = −0.5 and qs all 2.
+    let mut w = vec![0x00, 0x3C];
+    w.extend(1..=32u8);
+    w.extend([0x00, 0xB8]);
+    w.extend([2u8; 32]);
+    let mut b = GraphBuilder::new();
+    let x = b.input("x", DType::F32, [1, 32]).unwrap();
+    let wv = b.input("w", DType::U8, [2, 34]).unwrap();
+    let y = b.quant_matmul(x, &[wv], QuantFormat::Q8_0).unwrap();
+    b.output(y).unwrap();
+    let wt = Tensor::from_bytes(DType::U8, &[2, 34], w.clone()).unwrap();
+    let xt = Tensor::from_slice(&[1, 32], &[1.0f32; 32]).unwrap();
+    let out = compile(b).run(&[("x", xt.view()), ("w", wt.view())]).unwrap();
+    assert_eq!(out[0].to_vec::<f32>().unwrap(), [528.0, -32.0]);
+
+    // The same weight as expert 1 of two (expert 0 all zero bytes); rows: expert 1, 0, 5 (none).
+    let mut b = GraphBuilder::new();
+    let x = b.input("x", DType::F32, [3, 32]).unwrap();
+    let wv = b.input("w", DType::U8, [2, 2, 34]).unwrap();
+    let e = b.input("e", DType::I32, [3]).unwrap();
+    let y = b.quant_grouped_matmul(x, &[wv], e, QuantFormat::Q8_0).unwrap();
+    b.output(y).unwrap();
+    let mut both = vec![0u8; 68];
+    both.extend(w);
+    let wt = Tensor::from_bytes(DType::U8, &[2, 2, 34], both).unwrap();
+    let xt = Tensor::from_slice(&[3, 32], &[1.0f32; 96]).unwrap();
+    let et = Tensor::from_slice(&[3], &[1i32, 0, 5]).unwrap();
+    let out = compile(b).run(&[("x", xt.view()), ("w", wt.view()), ("e", et.view())]).unwrap();
+    assert_eq!(out[0].to_vec::<f32>().unwrap(), [528.0, -32.0, 0.0, 0.0, 0.0, 0.0]);
+}

@@ -154,6 +154,8 @@ op_tests! {
     dot_general => "DotGeneral",
     fused_matmul_bias_act => "FusedMatMulBiasAct",
     grouped_matmul => "GroupedMatMul",
+    quant_matmul => "QuantMatMul",
+    quant_grouped_matmul => "QuantGroupedMatMul",
     softmax => "Softmax",
     log_softmax => "LogSoftmax",
     layer_norm => "LayerNorm",

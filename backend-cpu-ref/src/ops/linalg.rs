@@ -1,7 +1,7 @@
-//! MatMul, DotGeneral, FusedMatMulBiasAct (§2.6); GroupedMatMul in `linalg/grouped.rs`. Dot
-//! products accumulate in f64 and each output is rounded once. DotGeneral is computed directly
-//! from its definition (not by decomposition into Transpose + MatMul), so that it can check that
-//! decomposition.
+//! MatMul, DotGeneral, FusedMatMulBiasAct (§2.6); GroupedMatMul in `linalg/grouped.rs`, the
+//! quantised matmuls in `linalg/quant.rs`. Dot products accumulate in f64 and each output is
+//! rounded once. DotGeneral is computed directly from its definition (not by decomposition into
+//! Transpose + MatMul), so that it can check that decomposition.
 //!
 //! Indexing in the inner loops is in range by construction: every shape is checked against the
 //! operands before the loops start, and a tensor's element count always matches its shape.
@@ -14,7 +14,9 @@ use backend_api::op::{DotGeneralAttrs, UnaryOp};
 use backend_api::{bail, Result, Tensor};
 
 mod grouped;
+mod quant;
 pub use grouped::grouped_matmul;
+pub use quant::{quant_grouped_matmul, quant_matmul};
 
 /// `out[β, i, j] = Σ_k a[β_a, i, k] · b[β_b, k, j]` with broadcast batch dims.
 pub fn matmul(a: &Tensor, b: &Tensor) -> Result<Tensor> {

@@ -2,7 +2,8 @@
 //! ≤ 70 with occasional 0/64/65/127/129 edges, broadcast batch dims (rank mismatch included),
 //! DotGeneral with 0–2 batch, contracting and free axes per side at any positions. The magnitude
 //! `M` of each output element is the same contraction over absolute values (plus `|bias|`).
-//! `GroupedMatMul` (§2.6.4) is in `linalg/grouped.rs`.
+//! `GroupedMatMul` (§2.6.4) is in `linalg/grouped.rs`, `QuantMatMul` and `QuantGroupedMatMul`
+//! (§2.6.5–2.6.6) in `linalg/quant.rs`.
 
 use super::elementwise::operand_shapes;
 use super::{per_dtype, skeleton, Skeleton, Variant};
@@ -18,6 +19,7 @@ use proptest::sample::select;
 const FLOPS_CAP: usize = 1 << 21;
 
 mod grouped;
+mod quant;
 
 /// Activations exercised by `FusedMatMulBiasAct`: those with a derivative bounded by about 1, so
 /// that the magnitude-scaled tolerance of the pre-activation sum also bounds the output. (Exp,
@@ -48,6 +50,7 @@ pub fn variants(row: &str) -> Option<Vec<Variant>> {
             per_dtype(row, |dt| skeleton(0..=0, 1, 2).prop_map(move |sk| dot_general_case(dt, &sk)).boxed())
         }
         "GroupedMatMul" => grouped::variants(row),
+        "QuantMatMul" | "QuantGroupedMatMul" => quant::variants(row),
         _ => None,
     }
 }

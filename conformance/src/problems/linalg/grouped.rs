@@ -122,7 +122,7 @@ enum Spread {
 
 /// `m` expert ids in `d` for `e` experts: in range in the positive or (for signed dtypes) the
 /// negative form, with a share of out-of-range ids (just past either end and the extremes).
-fn expert_ids(rng: &mut Rng, d: DType, m: usize, e: usize) -> backend_api::Result<Tensor> {
+pub(super) fn expert_ids(rng: &mut Rng, d: DType, m: usize, e: usize) -> backend_api::Result<Tensor> {
     let spread = [Spread::One, Spread::Uniform, Spread::Skewed, Spread::Half][rng.below(4)];
     let ei = e as i128;
     let one = rng.int_in(0, (e as i64 - 1).max(0)) as i128;

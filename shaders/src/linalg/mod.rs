@@ -103,6 +103,7 @@ crate::params! {
 mod coop_code;
 mod gemv_code;
 pub mod grouped;
+pub mod quant;
 mod tiled_code;
 use coop_code::{CoopCode, Staging};
 use gemv_code::GemvCode;
@@ -113,6 +114,7 @@ pub const PARAMS: &[crate::params::Layout] = &[
     DotPermuteParams::LAYOUT,
     <grouped::GroupParams as Params>::LAYOUT,
     <grouped::GroupRowsParams as Params>::LAYOUT,
+    <quant::QuantParams as Params>::LAYOUT,
 ];
 
 /// Params, batch addressing and epilogue shared by the kernels below.

@@ -1,0 +1,107 @@
+//! QuantMatMul (§2.6.5) with the weight left in its quantised bytes: one kernel
+//! (`shaders::linalg::quant`) in which every workgroup computes a few output rows of one column
+//! `n`, decoding the elements of `W[n, :]` it needs as it goes (no dequantised copy of `W`).
+//! Every format of §2.6.7 is lowered; the shapes were checked by shape inference and are checked
+//! again here as far as the kernel's indexing relies on them.
+
+use super::super::builder::{product_flops, u32_of, Kernel, Lower, Operand};
+use crate::pipelines::BindKind;
+use backend_api::op::QuantFormat;
+use backend_api::{bail, ensure, Error, ErrorKind, Result};
+use shaders::linalg::quant::{module_for, QuantParams, QUANT_CHUNK, QUANT_ROWS};
+use shaders::params::Params;
+
+/// `out = x · Wᵀ` for `W` stored in `format` as the weight inputs `ws` (in the format's order).
+pub fn quant_matmul(b: &mut Lower<'_>, format: QuantFormat, x: &Operand, ws: &[Operand], out: &Operand) -> Result<()> {
+    let what = || {
+        let dims: Vec<_> = ws.iter().map(|w| (w.dtype, w.dims.clone())).collect();
+        format!("QuantMatMul {} (x {}{:?}, weights {dims:?})", format.name(), x.dtype, x.dims)
+    };
+    let Some((&k, lead)) = x.dims.split_last() else { bail!(Shape, "{}: x must have rank >= 1", what()) };
+    let Some(w) = ws.first() else { bail!(Arity, "{}: no weight input", what()) };
+    ensure!(ws.len() == format.num_weight_inputs(), Arity, "{}: {} weight inputs", what(), ws.len());
+    let &[n, wrow] = w.dims.as_slice() else { bail!(Shape, "{}: w must be [N, bytes]", what()) };
+    let m = lead.iter().try_fold(1usize, |a, &d| a.checked_mul(d));
+    let Some(m) = m else { bail!(Shape, "{}: x has more than usize::MAX rows", what()) };
+    ensure!(out.dims.split_last() == Some((&n, lead)), Shape, "{}: out {:?} is not x's leading dims ++ [N]", what(), out.dims);
+    if m == 0 || n == 0 {
+        return Ok(());
+    }
+    let params = params(format, ws, [m, n, k, wrow]).map_err(|e| e.context(&what()))?;
+    let dtypes: Vec<_> = ws.iter().map(|w| w.dtype).collect();
+    let Some(src) = module_for(format, x.dtype, &dtypes) else {
+        bail!(Unsupported, "{}: x must be F32, F16 or BF16", what())
+    };
+    let source = src.map_err(|e| Error::new(ErrorKind::DType, format!("{}: {e}", what())))?;
+    // Every element is stored once, by an atomic OR for packed outputs.
+    b.zero_if_packed(out)?;
+    let mut bindings = vec![(x.window, BindKind::Read)];
+    bindings.extend(ws.iter().map(|w| (w.window, BindKind::Read)));
+    bindings.push((out.window, BindKind::Write));
+    let grid = b.workgroups(usize::try_from(params.groups).unwrap_or(usize::MAX))?;
+    b.push(Kernel { source, bindings, params: params.to_bytes(), grid, flops: product_flops(1, m, n, k, 1) });
+    Ok(())
+}
+
+/// The kernel's params for `[M, N, K, bytes per row of w]`, after checking that every index the
+/// kernel forms fits 32 bits: elements of x and out, bytes of w, scale elements, `K + CH`.
+fn params(format: QuantFormat, ws: &[Operand], [m, n, k, wrow]: [usize; 4]) -> Result<QuantParams> {
+    for (i, w) in ws.iter().enumerate() {
+        u32_of(w.numel(), &format!("elements of weight input {i}"))?;
+    }
+    u32_of(m.checked_mul(k).unwrap_or(usize::MAX), "elements of x")?;
+    u32_of(m.checked_mul(n).unwrap_or(usize::MAX), "elements of out")?;
+    let chunk = usize::try_from(QUANT_CHUNK).unwrap_or(usize::MAX);
+    u32_of(k.checked_add(chunk).unwrap_or(usize::MAX), "elements of K (plus a chunk)")?;
+    let rows = usize::try_from(QUANT_ROWS).unwrap_or(1);
+    let groups = m.div_ceil(rows).checked_mul(n).unwrap_or(usize::MAX);
+    let (srow, qb) = scale_layout(format, ws, k)?;
+    Ok(QuantParams {
+        m: u32_of(m, "rows of x")?,
+        n: u32_of(n, "output columns")?,
+        k: u32_of(k, "elements of K")?,
+        wrow: u32_of(wrow, "bytes per row of w")?,
+        srow: u32_of(srow, "scales per row")?,
+        qb: u32_of(qb, "elements per scale")?,
+        groups: u32_of(groups, "workgroups")?,
+        pad0: 0,
+    })
+}
+
+/// `(srow, qb)`: elements per row of the scale input and elements of K per scale (see
+/// [`QuantParams`]); zeros where the format does not use them.
+fn scale_layout(format: QuantFormat, ws: &[Operand], k: usize) -> Result<(usize, usize)> {
+    let scale_dims = ws.get(1).map(|s| s.dims.as_slice()).unwrap_or(&[]);
+    Ok(match format {
+        QuantFormat::Int8Block { block_size }
+        | QuantFormat::Int8BlockAsym { block_size }
+        | QuantFormat::Int4Block { block_size } => {
+            let qb = usize::try_from(block_size).unwrap_or(usize::MAX);
+            ensure!(qb >= 1, Attribute, "block_size must be >= 1");
+            let &[_, nb] = scale_dims else { bail!(Shape, "scale must be [N, ceil(K / B)]") };
+            ensure!(nb == k.div_ceil(qb), Shape, "scale has {nb} blocks per row, not ceil(K / B)");
+            (nb, qb)
+        }
+        // A per-tensor scale ([]) is read at 0 for every row.
+        QuantFormat::Fp8E4m3 | QuantFormat::Fp8E5m2 => (usize::from(scale_dims.len() == 1), 0),
+        QuantFormat::Nvfp4 => {
+            ensure!(k.is_multiple_of(16), Shape, "Nvfp4 needs K a multiple of 16");
+            (k / 16, 0)
+        }
+        QuantFormat::Q4_0
+        | QuantFormat::Q4_1
+        | QuantFormat::Q5_0
+        | QuantFormat::Q5_1
+        | QuantFormat::Q8_0
+        | QuantFormat::Q2_K
+        | QuantFormat::Q3_K
+        | QuantFormat::Q4_K
+        | QuantFormat::Q5_K
+        | QuantFormat::Q6_K
+        | QuantFormat::Q8_K => {
+            let Some((qk, _)) = format.ggml_block() else { bail!(Attribute, "not a GGML block format") };
+            ensure!(k.is_multiple_of(qk), Shape, "K must be a multiple of {qk}");
+            (0, 0)
+        }
+    })
+}

@@ -1,0 +1,63 @@
+//! Renders every QuantMatMul kernel variant (each format with each x dtype and each weight dtype
+//! combination it takes) and validates it with naga.
+
+use backend_api::op::QuantFormat;
+use backend_api::DType;
+
+mod common;
+use common::validate;
+
+/// The weight input dtypes each format takes (`w` first), every combination.
+fn weight_dtypes(f: QuantFormat) -> Vec<Vec<DType>> {
+    let scales = [DType::F32, DType::F16];
+    match f {
+        QuantFormat::Int8Block { .. } | QuantFormat::Int4Block { .. } => {
+            let w = if matches!(f, QuantFormat::Int8Block { .. }) { DType::I8 } else { DType::U8 };
+            scales.iter().map(|&s| vec![w, s]).collect()
+        }
+        QuantFormat::Int8BlockAsym { .. } => {
+            let mut v = Vec::new();
+            for w in [DType::U8, DType::I8] {
+                v.extend(scales.iter().map(|&s| vec![w, s, s]));
+            }
+            v
+        }
+        QuantFormat::Fp8E4m3 | QuantFormat::Fp8E5m2 => vec![vec![DType::U8, DType::F32]],
+        QuantFormat::Nvfp4 => vec![vec![DType::U8, DType::U8, DType::F32]],
+        QuantFormat::Q4_0
+        | QuantFormat::Q4_1
+        | QuantFormat::Q5_0
+        | QuantFormat::Q5_1
+        | QuantFormat::Q8_0
+        | QuantFormat::Q2_K
+        | QuantFormat::Q3_K
+        | QuantFormat::Q4_K
+        | QuantFormat::Q5_K
+        | QuantFormat::Q6_K
+        | QuantFormat::Q8_K => vec![vec![DType::U8]],
+    }
+}
+
+#[test]
+fn every_quant_variant_is_valid() {
+    let mut count = 0;
+    for f in QuantFormat::ALL {
+        for ws in weight_dtypes(f) {
+            for x in [DType::F32, DType::F16, DType::BF16] {
+                let name = format!("{} x {x} w {ws:?}", f.name());
+                let src = shaders::linalg::quant::module_for(f, x, &ws).unwrap_or_else(|| panic!("{name}: none"));
+                validate(&name, &src.unwrap_or_else(|e| panic!("{name}: {e}")));
+                count += 1;
+            }
+        }
+    }
+    // 2 + 2 (Int8Block, Int4Block) + 4 (Int8BlockAsym) + 1 + 1 + 1 + 11 GGML, times 3 x dtypes.
+    assert_eq!(count, 22 * 3);
+}
+
+#[test]
+fn other_x_dtypes_and_wrong_scales_are_refused() {
+    assert!(shaders::linalg::quant::module_for(QuantFormat::Q8_0, DType::F64, &[DType::U8]).is_none());
+    let bad = shaders::linalg::quant::module_for(QuantFormat::Int8Block { block_size: 32 }, DType::F32, &[DType::I8, DType::I32]);
+    assert!(matches!(bad, Some(Err(_))));
+}

@@ -6,10 +6,10 @@
 //! the format allows, not a multiple of its block. Kept small: lavapipe is slow.
 
 mod common;
-use backend_cpu_ref as _;
-use backend_wgpu as _;
 use backend_api::op::QuantFormat;
 use backend_api::{DType, GraphBuilder, Tensor};
+use backend_cpu_ref as _;
+use backend_wgpu as _;
 use common::{approx, check, cpu, random, run, wgpu, Rng};
 
 /// Deterministic random bytes.

@@ -58,6 +58,10 @@ fn every_quant_variant_is_valid() {
 #[test]
 fn other_x_dtypes_and_wrong_scales_are_refused() {
     assert!(shaders::linalg::quant::module_for(QuantFormat::Q8_0, DType::F64, &[DType::U8]).is_none());
-    let bad = shaders::linalg::quant::module_for(QuantFormat::Int8Block { block_size: 32 }, DType::F32, &[DType::I8, DType::I32]);
+    let bad = shaders::linalg::quant::module_for(
+        QuantFormat::Int8Block { block_size: 32 },
+        DType::F32,
+        &[DType::I8, DType::I32],
+    );
     assert!(matches!(bad, Some(Err(_))));
 }

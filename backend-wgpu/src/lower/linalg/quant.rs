@@ -23,7 +23,13 @@ pub fn quant_matmul(b: &mut Lower<'_>, format: QuantFormat, x: &Operand, ws: &[O
     let &[n, wrow] = w.dims.as_slice() else { bail!(Shape, "{}: w must be [N, bytes]", what()) };
     let m = lead.iter().try_fold(1usize, |a, &d| a.checked_mul(d));
     let Some(m) = m else { bail!(Shape, "{}: x has more than usize::MAX rows", what()) };
-    ensure!(out.dims.split_last() == Some((&n, lead)), Shape, "{}: out {:?} is not x's leading dims ++ [N]", what(), out.dims);
+    ensure!(
+        out.dims.split_last() == Some((&n, lead)),
+        Shape,
+        "{}: out {:?} is not x's leading dims ++ [N]",
+        what(),
+        out.dims
+    );
     if m == 0 || n == 0 {
         return Ok(());
     }

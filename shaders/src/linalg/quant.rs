@@ -71,10 +71,13 @@ fn ggml_decoder(format: QuantFormat) -> Option<(&'static str, usize, usize)> {
     Some((name, qk, bb))
 }
 
-/// The bindings after `w` (name and dtype, from binding 3) and the decode expression of `W[n, k]`
-/// for `format` with weight input dtypes `ws` (`w` first). `Err` for dtypes the format does not
-/// take.
-fn decode(format: QuantFormat, ws: &[DType]) -> Result<(Vec<(&'static str, DType)>, String), String> {
+/// A format's kernel pieces: the bindings after `w` (name and dtype, from binding 3) and the
+/// decode expression of `W[n, k]`.
+type Decode = (Vec<(&'static str, DType)>, String);
+
+/// The [`Decode`] of `format` with weight input dtypes `ws` (`w` first). `Err` for dtypes the
+/// format does not take.
+fn decode(format: QuantFormat, ws: &[DType]) -> Result<Decode, String> {
     let at = |i: usize| ws.get(i).copied().ok_or_else(|| format!("{}: weight input {i} missing", format.name()));
     let float_scale = |d: DType| match d {
         DType::F32 | DType::F16 => Ok(d),

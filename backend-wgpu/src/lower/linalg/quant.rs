@@ -33,7 +33,7 @@ pub fn quant_matmul(b: &mut Lower<'_>, format: QuantFormat, x: &Operand, ws: &[O
     if m == 0 || n == 0 {
         return Ok(());
     }
-    let params = params(format, ws, [m, n, k, wrow]).map_err(|e| e.context(&what()))?;
+    let params = params(format, ws, [m, n, k, wrow]).map_err(|e| e.context(what()))?;
     let dtypes: Vec<_> = ws.iter().map(|w| w.dtype).collect();
     let Some(src) = module_for(format, x.dtype, &dtypes) else {
         bail!(Unsupported, "{}: x must be F32, F16 or BF16", what())
@@ -50,17 +50,18 @@ pub fn quant_matmul(b: &mut Lower<'_>, format: QuantFormat, x: &Operand, ws: &[O
 }
 
 /// The kernel's params for `[M, N, K, bytes per row of w]`, after checking that every index the
-/// kernel forms fits 32 bits: elements of x and out, bytes of w, scale elements, `K + CH`.
+/// kernel forms fits 32 bits: elements of x and out, bytes of w, scale elements, `K + CH`
+/// (saturated sizes fail the 32-bit check like any other too-large size).
 fn params(format: QuantFormat, ws: &[Operand], [m, n, k, wrow]: [usize; 4]) -> Result<QuantParams> {
     for (i, w) in ws.iter().enumerate() {
         u32_of(w.numel(), &format!("elements of weight input {i}"))?;
     }
-    u32_of(m.checked_mul(k).unwrap_or(usize::MAX), "elements of x")?;
-    u32_of(m.checked_mul(n).unwrap_or(usize::MAX), "elements of out")?;
+    u32_of(m.saturating_mul(k), "elements of x")?;
+    u32_of(m.saturating_mul(n), "elements of out")?;
     let chunk = usize::try_from(QUANT_CHUNK).unwrap_or(usize::MAX);
-    u32_of(k.checked_add(chunk).unwrap_or(usize::MAX), "elements of K (plus a chunk)")?;
+    u32_of(k.saturating_add(chunk), "elements of K (plus a chunk)")?;
     let rows = usize::try_from(QUANT_ROWS).unwrap_or(1);
-    let groups = m.div_ceil(rows).checked_mul(n).unwrap_or(usize::MAX);
+    let groups = m.div_ceil(rows).saturating_mul(n);
     let (srow, qb) = scale_layout(format, ws, k)?;
     Ok(QuantParams {
         m: u32_of(m, "rows of x")?,
@@ -110,4 +111,59 @@ fn scale_layout(format: QuantFormat, ws: &[Operand], k: usize) -> Result<(usize,
             (0, 0)
         }
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::device::DeviceCaps;
+    use crate::lower::{Buf, Grid};
+    use backend_api::DType;
+
+    fn op(buf: Buf, d: DType, dims: &[usize]) -> Operand {
+        Operand::whole(buf, d, dims.to_vec()).unwrap()
+    }
+
+    /// One Q8_0 product `[m, 64] x [n, 64]ᵀ` lowered on `caps`.
+    fn lower_q8(caps: &DeviceCaps, x: DType, m: usize, n: usize) -> crate::lower::Lowering {
+        let mut b = Lower::new(caps, 1);
+        let ws = [op(Buf::In(1), DType::U8, &[n, 68])];
+        let (xo, out) = (op(Buf::In(0), x, &[m, 64]), op(Buf::Out(0), x, &[m, n]));
+        quant_matmul(&mut b, QuantFormat::Q8_0, &xo, &ws, &out).unwrap();
+        b.finish()
+    }
+
+    #[test]
+    fn the_weight_is_read_in_place_without_scratch() {
+        let caps = DeviceCaps::for_tests();
+        let l = lower_q8(&caps, DType::F32, 3, 10);
+        assert!(l.temps.is_empty(), "no dequantised copy of W");
+        let ks = l.kernels();
+        assert_eq!(ks.len(), 1);
+        assert_eq!(shaders::kernel_file(&ks[0].source), Some("linalg_quant_gemv.wgsl"));
+        assert_eq!(ks[0].bindings[1].0.buf, Buf::In(1));
+        // Packed outputs are zeroed for the atomic stores first.
+        assert_eq!(lower_q8(&caps, DType::F16, 3, 10).kernels().len(), 2);
+    }
+
+    #[test]
+    fn large_grids_fold_into_two_dimensions() {
+        let mut caps = DeviceCaps::for_tests();
+        caps.limits.max_compute_workgroups_per_dimension = 1000;
+        // 5 row blocks of 4 x 700 columns = 3500 workgroups.
+        let l = lower_q8(&caps, DType::F32, 17, 700);
+        let Grid::Workgroups([x, y, 1]) = l.kernels()[0].grid else { panic!("not a 2-D grid") };
+        assert!(x <= 1000 && y <= 1000 && x * y >= 3500);
+    }
+
+    #[test]
+    fn k_must_be_whole_blocks() {
+        let caps = DeviceCaps::for_tests();
+        let mut b = Lower::new(&caps, 1);
+        let ws = [op(Buf::In(1), DType::U8, &[2, 34])];
+        let (x, out) = (op(Buf::In(0), DType::F32, &[1, 40]), op(Buf::Out(0), DType::F32, &[1, 2]));
+        let e = quant_matmul(&mut b, QuantFormat::Q8_0, &x, &ws, &out).unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::Shape);
+        assert!(e.to_string().contains("Q8_0"), "{e}");
+    }
 }

@@ -153,3 +153,28 @@ fn empty_dims() {
     let w = [as_i8(bytes(&[3, 8], 1)), random(DType::F32, &[3, 2], -1.0, 1.0, 2)];
     assert_eq!(quant_matmul(wgpu(), f, &random(DType::F32, &[0, 8], -1.0, 1.0, 3), &w).shape(), [0, 3]);
 }
+
+/// Every FP8 code (E4M3 and E5M2: NaNs, infinities, subnormals, signed zeros) and every E4M3
+/// block scale of Nvfp4 decodes exactly as cpu-ref decodes it: row n of W holds code n, and x
+/// picks one element, so each output is one decoded value times 1.
+#[test]
+fn every_fp8_code_decodes_exactly() {
+    let codes = Tensor::from_bytes(DType::U8, &[256, 1], (0..=255u8).collect()).unwrap();
+    let one = common::tensor(DType::F32, &[1, 1], &[1.0]);
+    let scale = common::tensor(DType::F32, &[], &[1.0]);
+    for f in [QuantFormat::Fp8E4m3, QuantFormat::Fp8E5m2] {
+        let ws = [codes.clone(), scale.clone()];
+        let (got, want) = (quant_matmul(wgpu(), f, &one, &ws), quant_matmul(cpu(), f, &one, &ws));
+        check(f.name(), &got, &want, None, None);
+    }
+    // Nvfp4: every nibble 0x2 (1.0), block scale = row, global scale 1; x = e_0.
+    let w = Tensor::from_bytes(DType::U8, &[256, 8], vec![0x22; 256 * 8]).unwrap();
+    let bs = Tensor::from_bytes(DType::U8, &[256, 1], (0..=255u8).collect()).unwrap();
+    let mut e0 = vec![0.0; 16];
+    e0[0] = 1.0;
+    let x = common::tensor(DType::F32, &[1, 16], &e0);
+    let ws = [w, bs, scale];
+    let (got, want) =
+        (quant_matmul(wgpu(), QuantFormat::Nvfp4, &x, &ws), quant_matmul(cpu(), QuantFormat::Nvfp4, &x, &ws));
+    check("Nvfp4 block scales", &got, &want, None, None);
+}

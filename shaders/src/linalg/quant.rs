@@ -73,11 +73,17 @@ fn ggml_decoder(format: QuantFormat) -> Option<(&'static str, usize, usize)> {
 
 /// A format's kernel pieces: the bindings after `w` (name and dtype, from binding 3) and the
 /// decode expression of `W[n, k]`.
-type Decode = (Vec<(&'static str, DType)>, String);
+pub type Decode = (Vec<(&'static str, DType)>, String);
 
 /// The [`Decode`] of `format` with weight input dtypes `ws` (`w` first). `Err` for dtypes the
 /// format does not take.
-fn decode(format: QuantFormat, ws: &[DType]) -> Result<Decode, String> {
+///
+/// The expression reads the `u32`s `n` (the row of `w`, counted over every expert of a grouped
+/// weight: `e · N + column`), `k` and `e` (the expert, 0 for QuantMatMul; it indexes the
+/// per-tensor scales, which a grouped weight has one of per expert), the params `p.wrow`,
+/// `p.srow` and `p.qb` (see [`QuantParams`]), and the bindings `w`, `ld_<name>` of the extra
+/// inputs and the helpers of `linalg_quant_decode.wgsl` / `linalg_quant_ggml.wgsl`.
+pub fn decode(format: QuantFormat, ws: &[DType]) -> Result<Decode, String> {
     let at = |i: usize| ws.get(i).copied().ok_or_else(|| format!("{}: weight input {i} missing", format.name()));
     let float_scale = |d: DType| match d {
         DType::F32 | DType::F16 => Ok(d),
@@ -102,11 +108,15 @@ fn decode(format: QuantFormat, ws: &[DType]) -> Result<Decode, String> {
             let s = float_scale(at(1)?)?;
             (vec![("scale", s)], format!("sx4(nib_at(n * p.wrow, k)) * ld_scale({block})"))
         }
-        QuantFormat::Fp8E4m3 => (vec![("scale", DType::F32)], "e4m3(wb(n * p.wrow + k)) * ld_scale(n * p.srow)".into()),
-        QuantFormat::Fp8E5m2 => (vec![("scale", DType::F32)], "e5m2(wb(n * p.wrow + k)) * ld_scale(n * p.srow)".into()),
+        QuantFormat::Fp8E4m3 => {
+            (vec![("scale", DType::F32)], "e4m3(wb(n * p.wrow + k)) * ld_scale(select(e, n, p.srow == 1u))".into())
+        }
+        QuantFormat::Fp8E5m2 => {
+            (vec![("scale", DType::F32)], "e5m2(wb(n * p.wrow + k)) * ld_scale(select(e, n, p.srow == 1u))".into())
+        }
         QuantFormat::Nvfp4 => (
             vec![("bs", DType::U8), ("gs", DType::F32)],
-            "e2m1(nib_at(n * p.wrow, k)) * e4m3(ld_bs(n * p.srow + k / 16u)) * ld_gs(0u)".into(),
+            "e2m1(nib_at(n * p.wrow, k)) * e4m3(ld_bs(n * p.srow + k / 16u)) * ld_gs(e)".into(),
         ),
         QuantFormat::Q4_0
         | QuantFormat::Q4_1
@@ -148,8 +158,15 @@ fn render_for(format: QuantFormat, x: DType, ws: &[DType]) -> Result<String, Str
     }
     tensors += &tensor_binding("out", next, x, Access::Write);
     let body = render(QUANT_GEMV, &[("TENSORS", &tensors), ("DECODE", &expr)])?;
-    Ok(match ggml_decoder(format) {
-        Some(_) => module(&[COMMON, &body, QUANT_DECODE, QUANT_GGML]),
-        None => module(&[COMMON, &body, QUANT_DECODE]),
-    })
+    let mut parts = vec![COMMON, body.as_str()];
+    parts.extend_from_slice(decode_helpers(format));
+    Ok(module(&parts))
+}
+
+/// The WGSL helpers a [`decode`] expression of `format` calls (to append to a module).
+pub fn decode_helpers(format: QuantFormat) -> &'static [&'static str] {
+    match ggml_decoder(format) {
+        Some(_) => &[QUANT_DECODE, QUANT_GGML],
+        None => &[QUANT_DECODE],
+    }
 }

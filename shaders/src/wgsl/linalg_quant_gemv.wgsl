@@ -32,8 +32,8 @@ const CH: u32 = 32u;
 {{TENSORS}}
 var<workgroup> red: array<f32, 256>;
 
-// W[n, k], decoded.
-fn wq(n: u32, k: u32) -> f32 {
+// W[n, k] of expert e (0 here: one weight), decoded.
+fn wq(n: u32, k: u32, e: u32) -> f32 {
     return {{DECODE}};
 }
 
@@ -54,7 +54,7 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3
         let k0 = c * CH;
         let k1 = min(p.k, k0 + CH);
         for (var k = k0; k < k1; k = k + 1u) {
-            let w = wq(n, k);
+            let w = wq(n, k, 0u);
             for (var r = 0u; r < ROWS; r = r + 1u) {
                 let row = min(row0 + r, p.m - 1u);
                 acc[r] = acc[r] + ld_x(row * p.k + k) * w;

@@ -42,7 +42,7 @@ fn every_quant_vec_variant_is_valid() {
             for x in [DType::F32, DType::F16, DType::BF16] {
                 // Rows, lanes and reduction vary together to keep the count small.
                 for (i, (vec_x, subgroups)) in [(true, true), (false, false), (true, false)].into_iter().enumerate() {
-                    let shape = QuantVecShape { rows: [1, 8, 3][i], lanes: [32, 32, 64][i], subgroups, vec_x };
+                    let shape = QuantVecShape { rows: [1, 8, 3][i], lanes: [32, 32, 64][i], columns: [4, 4, 1][i], subgroups, vec_x };
                     let name = format!("{} x {x} w {ws:?} {shape:?}", f.name());
                     let src = module_for(f, x, &ws, shape).unwrap_or_else(|| panic!("{name}: none"));
                     validate(&name, &src.unwrap_or_else(|e| panic!("{name}: {e}")));
@@ -56,7 +56,7 @@ fn every_quant_vec_variant_is_valid() {
 
 #[test]
 fn other_x_dtypes_shapes_and_wrong_scales_are_refused() {
-    let shape = QuantVecShape { rows: 1, lanes: 32, subgroups: true, vec_x: true };
+    let shape = QuantVecShape { rows: 1, lanes: 32, columns: 4, subgroups: true, vec_x: true };
     assert!(module_for(QuantFormat::Q8_0, DType::F64, &[DType::U8], shape).is_none());
     assert!(module_for(QuantFormat::Q8_0, DType::F32, &[DType::U8], QuantVecShape { rows: 9, ..shape }).is_none());
     assert!(module_for(QuantFormat::Q8_0, DType::F32, &[DType::U8], QuantVecShape { lanes: 24, ..shape }).is_none());

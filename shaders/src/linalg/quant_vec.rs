@@ -1,11 +1,13 @@
 //! The decode-speed quantised GEMV (`linalg_quant_vec.wgsl`, QuantMatMul §2.6.5 with at most
 //! [`QUANT_VEC_MAX_ROWS`] rows of x): all rows of x in one workgroup, so each weight byte is read
-//! once, as whole words; each unit of a row (a block or part of one, [`unit_elems`] elements) has
-//! its scales decoded once and its codes unpacked four at a time. A format is its unit function:
-//! one of `linalg_quant_vec_ggml.wgsl` for the GGML block formats, or the byte / nibble unit of
-//! `linalg_quant_vec_scale.wgsl` with the format's code decoder, scale loads and weight
-//! expression for the scale-tensor formats. Elements outside whole units go through the
-//! per-element decode expression of [`super::quant::decode`].
+//! once, as whole words; a lane group of one subgroup takes a few output columns, so that each x
+//! vector a lane loads serves all of them. Each row of W is cut into units ([`unit_elems`]
+//! elements: a GGML block, or 8 elements of a scale-tensor format) and units into items that
+//! consecutive lanes take. A format is its item function: one of `linalg_quant_vec_ggml.wgsl`
+//! for the GGML block formats, or the byte / nibble item of `linalg_quant_vec_scale.wgsl` with
+//! the format's code decoder, scale loads and weight expression for the scale-tensor formats.
+//! Elements past the last whole unit go through the per-element decode expression of
+//! [`super::quant::decode`].
 //!
 //! Bindings (those of the generic kernel): 1 `x`, 2 `w` (raw words), then the format's other
 //! weight inputs in their order, then `out`.
@@ -28,7 +30,9 @@ pub const QUANT_VEC_WG: &str = include_str!("../wgsl/linalg_quant_vec_wg.wgsl");
 
 /// The most rows of x the kernel takes (all in one workgroup, in registers).
 pub const QUANT_VEC_MAX_ROWS: u32 = 8;
-/// Lanes per output column when the column sums go through workgroup memory.
+/// The most output columns one lane group takes.
+pub const QUANT_VEC_MAX_COLUMNS: u32 = 8;
+/// Lanes per lane group when the column sums go through workgroup memory.
 pub const QUANT_VEC_TREE_LANES: u32 = 32;
 /// Invocations per workgroup.
 pub const QUANT_VEC_WORKGROUP: u32 = 256;
@@ -48,11 +52,11 @@ crate::params! {
         pub srow: u32,
         /// Elements per scale of the scale-tensor integer formats (`block_size`).
         pub qb: u32,
-        /// Whole units per row: `K / unit_elems`.
-        pub units: u32,
-        /// Elements of K in whole units: `units · unit_elems`.
+        /// Items per row: whole units (`K / unit_elems`) times [`unit_items`].
+        pub items: u32,
+        /// Elements of K in whole units: `(K / unit_elems) · unit_elems`.
         pub kfull: u32,
-        /// Workgroups that do work: `⌈N / (256 / lanes)⌉`.
+        /// Workgroups that do work: `⌈N / QuantVecShape::workgroup_columns⌉`.
         pub groups: u32,
         /// Padding.
         pub pad0: u32,
@@ -68,8 +72,11 @@ crate::params! {
 pub struct QuantVecShape {
     /// Rows of x (1 ..= [`QUANT_VEC_MAX_ROWS`]).
     pub rows: u32,
-    /// Lanes per output column (a power of two dividing 256).
+    /// Lanes per lane group (a power of two dividing 256).
     pub lanes: u32,
+    /// Output columns per lane group (1 ..= [`QUANT_VEC_MAX_COLUMNS`]): each x vector a lane
+    /// loads serves this many columns.
+    pub columns: u32,
     /// Column sums by `subgroupAdd`: only where every subgroup has exactly `lanes` invocations.
     pub subgroups: bool,
     /// x read as 16-byte (F32) or 8-byte (F16, BF16) vectors of 4 elements: K a multiple of 4
@@ -83,78 +90,104 @@ impl QuantVecShape {
         (1..=QUANT_VEC_MAX_ROWS).contains(&self.rows)
             && self.lanes.is_power_of_two()
             && self.lanes <= QUANT_VEC_WORKGROUP
+            && (1..=QUANT_VEC_MAX_COLUMNS).contains(&self.columns)
     }
 
     /// Output columns per workgroup.
-    pub fn columns(&self) -> u32 {
-        QUANT_VEC_WORKGROUP / self.lanes.max(1)
+    pub fn workgroup_columns(&self) -> u32 {
+        (QUANT_VEC_WORKGROUP / self.lanes.max(1)) * self.columns
     }
 }
 
-/// Elements of K in one unit of `format`: 32 for the GGML formats (a 32-element block, or an
-/// eighth of a 256-element one), 16 for the scale-tensor formats.
+/// Elements of K in one unit of `format`: a block of the GGML formats (32 or 256), 8 for the
+/// scale-tensor formats.
 pub fn unit_elems(format: QuantFormat) -> u32 {
-    match unit(format) {
-        Unit::Ggml(_) => 32,
-        Unit::Scale(_) => 16,
-    }
+    items(format).ue
 }
 
-/// A scale-tensor format's unit: the unit function, its code decoder, whether the unit needs
-/// one scale block (`UNIFORM`), and the unit's scales and weights (see the scale file).
-struct ScaleUnit {
-    func: &'static str,
-    code: &'static str,
-    uniform: &'static str,
-    scale: &'static str,
-    weight: &'static str,
+/// Items per unit of `format` (see the template).
+pub fn unit_items(format: QuantFormat) -> u32 {
+    items(format).g
 }
 
-enum Unit {
-    Ggml(&'static str),
-    Scale(ScaleUnit),
+/// How a format's units are cut into items: the item and element-offset functions, elements
+/// per unit, items per unit and groups of 4 elements per item.
+struct Items {
+    item: &'static str,
+    kof: &'static str,
+    ue: u32,
+    g: u32,
+    xg: u32,
 }
 
-/// The block of element k0 (the unit's first) and of k0 + 15 (its last) are the same.
-const ONE_BLOCK: &str = "k0 / p.qb == (k0 + 15u) / p.qb";
-const BLOCK_SCALE: &str = "vec4<f32>(ld_scale(n * p.srow + k0 / p.qb), 0.0, 0.0, 0.0)";
-const ROW_SCALE: &str = "vec4<f32>(ld_scale(select(0u, n, p.srow == 1u)), 0.0, 0.0, 0.0)";
-
-fn unit(format: QuantFormat) -> Unit {
-    let scaled = |func, code, uniform, scale, weight| Unit::Scale(ScaleUnit { func, code, uniform, scale, weight });
+fn items(format: QuantFormat) -> Items {
+    let ggml = |item, kof, ue, g, xg| Items { item, kof, ue, g, xg };
     match format {
-        QuantFormat::Int8Block { .. } => scaled("unit_bytes", "codes_i8", ONE_BLOCK, BLOCK_SCALE, "q * s.x"),
-        // The code type (I8 or U8) is chosen in `render_for`.
-        QuantFormat::Int8BlockAsym { .. } => scaled(
-            "unit_bytes",
-            "codes_u8",
-            ONE_BLOCK,
-            "vec4<f32>(ld_scale(n * p.srow + k0 / p.qb), ld_zero(n * p.srow + k0 / p.qb), 0.0, 0.0)",
-            "(q - s.y) * s.x",
-        ),
-        QuantFormat::Int4Block { .. } => scaled("unit_nibs", "codes_i4", ONE_BLOCK, BLOCK_SCALE, "q * s.x"),
-        QuantFormat::Fp8E4m3 => scaled("unit_bytes", "codes_e4m3", "true", ROW_SCALE, "q * s.x"),
-        QuantFormat::Fp8E5m2 => scaled("unit_bytes", "codes_e5m2", "true", ROW_SCALE, "q * s.x"),
-        // (e2m1 · block scale) · global scale, the spec's order.
-        QuantFormat::Nvfp4 => scaled(
-            "unit_nibs",
-            "codes_e2m1",
-            "true",
-            "vec4<f32>(e4m3(ld_bs(n * p.srow + k0 / 16u)), ld_gs(0u), 0.0, 0.0)",
-            "(q * s.x) * s.y",
-        ),
-        QuantFormat::Q4_0 => Unit::Ggml("unit_q4_0"),
-        QuantFormat::Q4_1 => Unit::Ggml("unit_q4_1"),
-        QuantFormat::Q5_0 => Unit::Ggml("unit_q5_0"),
-        QuantFormat::Q5_1 => Unit::Ggml("unit_q5_1"),
-        QuantFormat::Q8_0 => Unit::Ggml("unit_q8_0"),
-        QuantFormat::Q2_K => Unit::Ggml("unit_q2_k"),
-        QuantFormat::Q3_K => Unit::Ggml("unit_q3_k"),
-        QuantFormat::Q4_K => Unit::Ggml("unit_q4_k"),
-        QuantFormat::Q5_K => Unit::Ggml("unit_q5_k"),
-        QuantFormat::Q6_K => Unit::Ggml("unit_q6_k"),
-        QuantFormat::Q8_K => Unit::Ggml("unit_q8_k"),
+        QuantFormat::Int8Block { .. }
+        | QuantFormat::Int8BlockAsym { .. }
+        | QuantFormat::Fp8E4m3
+        | QuantFormat::Fp8E5m2 => ggml("item_bytes", "k_scale8", 8, 1, 2),
+        QuantFormat::Int4Block { .. } | QuantFormat::Nvfp4 => ggml("item_nibs", "k_scale8", 8, 1, 2),
+        QuantFormat::Q4_0 => ggml("item_q4_0", "k_q32", 32, 4, 2),
+        QuantFormat::Q4_1 => ggml("item_q4_1", "k_q32", 32, 4, 2),
+        QuantFormat::Q5_0 => ggml("item_q5_0", "k_q32", 32, 4, 2),
+        QuantFormat::Q5_1 => ggml("item_q5_1", "k_q32", 32, 4, 2),
+        QuantFormat::Q8_0 => ggml("item_q8_0", "k_q8_0", 32, 4, 2),
+        QuantFormat::Q2_K => ggml("item_q2_k", "k_q6_k", 256, 16, 4),
+        QuantFormat::Q3_K => ggml("item_q3_k", "k_q6_k", 256, 16, 4),
+        QuantFormat::Q4_K => ggml("item_q4_k", "k_q4_k", 256, 16, 4),
+        QuantFormat::Q5_K => ggml("item_q5_k", "k_q4_k", 256, 16, 4),
+        QuantFormat::Q6_K => ggml("item_q6_k", "k_q6_k", 256, 16, 4),
+        QuantFormat::Q8_K => ggml("item_q8_k", "k_q8_k", 256, 32, 2),
     }
+}
+
+/// The `(CODE, SCALE, ZERO, WEIGHT)` slots of the scale file for a scale-tensor format (the
+/// weight input `w` of dtype `w`), `None` for the GGML formats.
+fn scale_slots(format: QuantFormat, w: Option<DType>) -> Option<[String; 4]> {
+    let none = "vec4<f32>(0.0)".to_string();
+    let times = "q * q_s(n, k)".to_string();
+    let row = "vec4<f32>(ld_scale(select(0u, n, p.srow == 1u)))".to_string();
+    Some(match format {
+        QuantFormat::Int8Block { block_size } => ["codes_i8".into(), blocks("scale", block_size), none, times],
+        QuantFormat::Int8BlockAsym { block_size } => {
+            let code = if w == Some(DType::I8) { "codes_i8" } else { "codes_u8" };
+            let weight = "(q - q_z(n, k)) * q_s(n, k)".to_string();
+            [code.into(), blocks("scale", block_size), blocks("zero", block_size), weight]
+        }
+        QuantFormat::Int4Block { block_size } => ["codes_i4".into(), blocks("scale", block_size), none, times],
+        QuantFormat::Fp8E4m3 => ["codes_e4m3".into(), row, none, times],
+        QuantFormat::Fp8E5m2 => ["codes_e5m2".into(), row, none, times],
+        // (e2m1 · block scale) · global scale, the spec's order.
+        QuantFormat::Nvfp4 => [
+            "codes_e2m1".into(),
+            "vec4<f32>(e4m3(ld_bs(n * p.srow + k / 16u)))".into(),
+            none,
+            "(q * q_s(n, k)) * ld_gs(0u)".into(),
+        ],
+        QuantFormat::Q4_0
+        | QuantFormat::Q4_1
+        | QuantFormat::Q5_0
+        | QuantFormat::Q5_1
+        | QuantFormat::Q8_0
+        | QuantFormat::Q2_K
+        | QuantFormat::Q3_K
+        | QuantFormat::Q4_K
+        | QuantFormat::Q5_K
+        | QuantFormat::Q6_K
+        | QuantFormat::Q8_K => return None,
+    })
+}
+
+/// The values of input `name` (per scale block of `b` elements) for elements k .. k + 3 of row
+/// n (k a multiple of 4): one load when a block holds whole groups of 4, else one per element.
+/// The block size is a constant, so the divisions become multiplications.
+fn blocks(name: &str, b: u32) -> String {
+    if b.is_multiple_of(4) {
+        return format!("vec4<f32>(ld_{name}(n * p.srow + k / {b}u))");
+    }
+    let one = |d: u32| format!("ld_{name}(n * p.srow + (k + {d}u) / {b}u)");
+    format!("vec4<f32>({}, {}, {}, {})", one(0), one(1), one(2), one(3))
 }
 
 /// The GEMV kernel for `format`, `x` of float dtype `x` (F32, F16 or BF16; the output has the
@@ -179,25 +212,31 @@ fn render_for(format: QuantFormat, x: DType, ws: &[DType], shape: QuantVecShape)
         next += 1;
     }
     tensors += &tensor_binding("out", next, x, Access::Write);
-    let (unit_name, unit_src) = match unit(format) {
-        Unit::Ggml(name) => (name, QUANT_VEC_GGML.to_string()),
-        Unit::Scale(s) => {
-            let signed = matches!(format, QuantFormat::Int8BlockAsym { .. }) && ws.first() == Some(&DType::I8);
-            let code = if signed { "codes_i8" } else { s.code };
-            let slots = [("CODE", code), ("UNIFORM", s.uniform), ("SCALE", s.scale), ("WEIGHT", s.weight)];
-            (s.func, render(QUANT_VEC_SCALE, &slots)?)
-        }
+    let it = items(format);
+    let unit_src = match scale_slots(format, ws.first().copied()) {
+        None => QUANT_VEC_GGML.to_string(),
+        Some([code, scale, zero, weight]) => render(
+            QUANT_VEC_SCALE,
+            &[("CODE", &code), ("SCALE", &scale), ("ZERO", &zero), ("WEIGHT", &weight)],
+        )?,
     };
-    let rows = shape.rows.to_string();
-    let lanes = shape.lanes.to_string();
+    let num = |v: u32| v.to_string();
     let slots = [
-        ("MR", rows.as_str()),
-        ("L", lanes.as_str()),
-        ("TENSORS", tensors.as_str()),
-        ("XV", xv.as_str()),
-        ("DECODE", expr.as_str()),
-        ("UNIT", unit_name),
+        ("MR", num(shape.rows)),
+        ("L", num(shape.lanes)),
+        ("C", num(shape.columns)),
+        ("UE", num(it.ue)),
+        ("G", num(it.g)),
+        ("XG", num(it.xg)),
+        ("ACC", num(shape.rows * shape.columns)),
+        ("XR", num(shape.rows * it.xg)),
+        ("TENSORS", tensors),
+        ("XV", xv),
+        ("DECODE", expr),
+        ("ITEM", it.item.to_string()),
+        ("KOF", it.kof.to_string()),
     ];
+    let slots: Vec<(&str, &str)> = slots.iter().map(|(k, v)| (*k, v.as_str())).collect();
     let body = render(QUANT_VEC, &slots)?;
     let reduce = if shape.subgroups { QUANT_VEC_SG } else { QUANT_VEC_WG };
     let mut parts = vec![COMMON, body.as_str(), reduce, unit_src.as_str()];

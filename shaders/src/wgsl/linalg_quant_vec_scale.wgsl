@@ -1,39 +1,42 @@
-// Units of the scale-tensor formats for `linalg_quant_vec.wgsl`: `unit_bytes(n, rb, u)` and
-// `unit_nibs(n, rb, u)` add elements 16u .. 16u + 15 of the row starting at byte rb of w (4 words
-// of 8-bit codes, or 2 words of nibbles). The unit's scale (and zero point, global scale) are read once, `q_s` below, when all
-// its elements share one scale block (`UNIFORM`: always for FP8 and Nvfp4, and for the integer
-// formats when the block size is a multiple of 16, or the unit lies within one block); otherwise
-// the unit is decoded element by element (`slow`). Codes are decoded from their bits, four per
-// vector, exactly as the scalar decoders of `linalg_quant_decode.wgsl` do.
+// Items of the scale-tensor formats for `linalg_quant_vec.wgsl`: unit u of a row is its elements
+// 8u .. 8u + 7 (one item, XG = 2 groups of 4): `item_bytes` reads them as 2 words of 8-bit codes,
+// `item_nibs` as 1 word of nibbles (low nibble first), from the row starting at byte rb of w.
+// Codes are decoded from their bits four at a time, exactly as the scalar decoders of
+// `linalg_quant_decode.wgsl` do; `q_s(n, k)` (and `q_z` for a zero point) gives the scales of
+// elements k .. k + 3 of row n: one load where the lowering knows that the four share a scale
+// block (block size a multiple of 4, FP8, Nvfp4), else one per element.
 
-// The unit's scales as a vector (scale, zero point or global scale, unused, unused).
-fn q_s(n: u32, k0: u32) -> vec4<f32> {
+// The scales, and the zero points, of elements k .. k + 3 of row n.
+fn q_s(n: u32, k: u32) -> vec4<f32> {
     return {{SCALE}};
 }
 
-// The weights of the codes q (one vector of four) from the unit's scales s.
-fn q_w(q: vec4<f32>, s: vec4<f32>) -> vec4<f32> {
+fn q_z(n: u32, k: u32) -> vec4<f32> {
+    return {{ZERO}};
+}
+
+// The weights of elements k .. k + 3 of row n from their code values q.
+fn q_w(q: vec4<f32>, n: u32, k: u32) -> vec4<f32> {
     return {{WEIGHT}};
 }
 
-// Elements 4 i .. 4 i + 3 of a unit of nibbles whose two words are v0, v1 (low nibble first).
-fn nib4(v0: u32, v1: u32, i: u32) -> vec4<u32> {
-    let v = select(v0, v1, i >= 2u) >> (16u * (i & 1u));
-    return (vec4<u32>(v) >> vec4<u32>(0u, 4u, 8u, 12u)) & vec4<u32>(15u);
+// The values of four codes (8-bit codes or nibbles).
+fn q_code(v: vec4<u32>) -> vec4<f32> {
+    return {{CODE}}(v);
 }
 
-// Four bytes as I8 / U8 values.
+// Four bytes as I8 (the byte plus 128, minus 128) or U8 values.
 fn codes_i8(v: vec4<u32>) -> vec4<f32> {
-    return vec4<f32>(vec4<i32>(v << vec4<u32>(24u)) >> vec4<u32>(24u));
+    return f4_off(v ^ vec4<u32>(0x80u), 128.0);
 }
 
 fn codes_u8(v: vec4<u32>) -> vec4<f32> {
-    return vec4<f32>(v);
+    return f4(v);
 }
 
-// Four nibbles as 4-bit two's-complement values.
+// Four nibbles as 4-bit two's-complement values (the nibble plus 8, minus 8).
 fn codes_i4(v: vec4<u32>) -> vec4<f32> {
-    return vec4<f32>(vec4<i32>(v << vec4<u32>(28u)) >> vec4<u32>(28u));
+    return f4_off(v ^ vec4<u32>(8u), 8.0);
 }
 
 // Four E4M3FN bytes (NaN for S.1111.111, subnormals m · 2^-9).
@@ -42,7 +45,7 @@ fn codes_e4m3(v: vec4<u32>) -> vec4<f32> {
     let e = (v >> vec4<u32>(3u)) & vec4<u32>(15u);
     let m = v & vec4<u32>(7u);
     let normal = sign | ((e + 120u) << vec4<u32>(23u)) | (m << vec4<u32>(20u));
-    let sub = sign | bitcast<vec4<u32>>(vec4<f32>(m) * bitcast<f32>(0x3b000000u));
+    let sub = sign | bitcast<vec4<u32>>(f4(m) * bitcast<f32>(0x3b000000u));
     let nan = sign | vec4<u32>(0x7fc00000u);
     let nanm = (e == vec4<u32>(15u)) & (m == vec4<u32>(7u));
     return bitcast<vec4<f32>>(select(select(normal, sub, e == vec4<u32>(0u)), nan, nanm));
@@ -54,7 +57,7 @@ fn codes_e5m2(v: vec4<u32>) -> vec4<f32> {
     let e = (v >> vec4<u32>(2u)) & vec4<u32>(31u);
     let m = v & vec4<u32>(3u);
     let normal = sign | ((e + 112u) << vec4<u32>(23u)) | (m << vec4<u32>(21u));
-    let sub = sign | bitcast<vec4<u32>>(vec4<f32>(m) * bitcast<f32>(0x37800000u));
+    let sub = sign | bitcast<vec4<u32>>(f4(m) * bitcast<f32>(0x37800000u));
     let special = sign | select(vec4<u32>(0x7fc00000u), vec4<u32>(0x7f800000u), m == vec4<u32>(0u));
     return bitcast<vec4<f32>>(select(select(normal, sub, e == vec4<u32>(0u)), special, e == vec4<u32>(31u)));
 }
@@ -63,39 +66,28 @@ fn codes_e5m2(v: vec4<u32>) -> vec4<f32> {
 fn codes_e2m1(v: vec4<u32>) -> vec4<f32> {
     let c = v & vec4<u32>(7u);
     let big = (vec4<u32>(2u) + (c & vec4<u32>(1u))) << (((c >> vec4<u32>(1u)) & vec4<u32>(1u)) + 1u);
-    let mag = 0.5 * vec4<f32>(select(c, big, c >= vec4<u32>(4u)));
+    let mag = 0.5 * f4(select(c, big, c >= vec4<u32>(4u)));
     return select(mag, -mag, (v & vec4<u32>(8u)) != vec4<u32>(0u));
 }
 
-// The values of four codes (8-bit codes or nibbles).
-fn q_code(v: vec4<u32>) -> vec4<f32> {
-    return {{CODE}}(v);
+// Nibbles s / 4 .. s / 4 + 3 of word v (s = 0 or 16).
+fn nib4(v: u32, s: u32) -> vec4<u32> {
+    return (vec4<u32>(v >> s) >> vec4<u32>(0u, 4u, 8u, 12u)) & vec4<u32>(15u);
 }
 
-// A unit of 8-bit codes: 4 words.
-fn unit_bytes(n: u32, rb: u32, u: u32) {
-    let k0 = u * 16u;
-    if (!({{UNIFORM}})) {
-        slow(n, k0, 16u);
-        return;
-    }
-    let s = q_s(n, k0);
-    for (var t = 0u; t < 4u; t = t + 1u) {
-        acc4(k0 + 4u * t, q_w(q_code(bytes4(ww(rb + k0 + 4u * t))), s));
-    }
+fn k_scale8(u: u32, i: u32, j: u32) -> u32 {
+    return 8u * u + 4u * j;
 }
 
-// A unit of nibbles: 2 words.
-fn unit_nibs(n: u32, rb: u32, u: u32) {
-    let k0 = u * 16u;
-    if (!({{UNIFORM}})) {
-        slow(n, k0, 16u);
-        return;
-    }
-    let s = q_s(n, k0);
-    let v0 = ww(rb + k0 / 2u);
-    let v1 = ww(rb + k0 / 2u + 4u);
-    for (var t = 0u; t < 4u; t = t + 1u) {
-        acc4(k0 + 4u * t, q_w(q_code(nib4(v0, v1, t)), s));
-    }
+fn item_bytes(n: u32, rb: u32, u: u32, i: u32) -> array<vec4<f32>, 2> {
+    let k = 8u * u;
+    let a = q_w(q_code(bytes4(ww(rb + k))), n, k);
+    let b = q_w(q_code(bytes4(ww(rb + k + 4u))), n, k + 4u);
+    return array<vec4<f32>, 2>(a, b);
+}
+
+fn item_nibs(n: u32, rb: u32, u: u32, i: u32) -> array<vec4<f32>, 2> {
+    let k = 8u * u;
+    let v = ww(rb + k / 2u);
+    return array<vec4<f32>, 2>(q_w(q_code(nib4(v, 0u)), n, k), q_w(q_code(nib4(v, 16u)), n, k + 4u));
 }

@@ -1,5 +1,5 @@
-// Column sums of `linalg_quant_vec.wgsl` without subgroup operations: column lid / L, lane
-// lid % L, and a tree over the L lanes of each column in workgroup memory (log2 L barriers).
+// Column sums of `linalg_quant_vec.wgsl` without subgroup operations: lane group lid / L, lane
+// lid % L, and a tree over the L lanes of each group in workgroup memory (log2 L barriers).
 // `ColIds` carries no id this form needs (the subgroup form's does).
 
 struct ColIds {
@@ -8,7 +8,7 @@ struct ColIds {
 
 var<workgroup> red: array<f32, 256>;
 
-// (column of the workgroup, lane within the column).
+// (lane group of the workgroup, lane within the group).
 fn col_lane(ids: ColIds, lid: u32) -> vec2<u32> {
     return vec2<u32>(lid / L, lid % L);
 }

@@ -10,7 +10,7 @@ use backend_api::op::QuantFormat;
 use backend_api::{bail, DType, Error, ErrorKind, Result};
 use shaders::linalg::quant::QuantParams;
 use shaders::linalg::quant_vec::{
-    module_for, unit_elems, QuantVecParams, QuantVecShape, QUANT_VEC_MAX_ROWS, QUANT_VEC_TREE_LANES,
+    module_for, unit_elems, unit_items, QuantVecParams, QuantVecShape, QUANT_VEC_MAX_ROWS, QUANT_VEC_TREE_LANES,
     QUANT_VEC_WORKGROUP,
 };
 use shaders::params::Params;
@@ -18,6 +18,10 @@ use shaders::params::Params;
 /// Subgroup sizes the kernel's subgroup form takes as its lanes per column: smaller ones leave a
 /// lane too much of a row, and 256 / size columns per workgroup must stay whole.
 const SUBGROUP_LANES: std::ops::RangeInclusive<u32> = 8..=64;
+/// Output columns per lane group: each x vector a lane loads serves this many columns, which
+/// divides the x traffic through L1 (for 8 rows of F32 x it is 32 bytes per weight and column),
+/// at the cost of registers for the accumulators (rows x columns).
+const COLUMNS: u32 = 4;
 
 /// The kernel layout for `m` rows of x of dtype `x` and contraction length `k` on `caps`, or
 /// `None` when the rows are too many for it (the generic kernel takes them).
@@ -32,7 +36,7 @@ pub fn shape(caps: &DeviceCaps, m: usize, k: usize, x: DType) -> Option<QuantVec
     let vec_x = k.is_multiple_of(4)
         && caps.limits.min_storage_buffer_offset_alignment >= 16
         && matches!(x, DType::F32 | DType::F16 | DType::BF16);
-    Some(QuantVecShape { rows, lanes, subgroups: fixed.is_some(), vec_x })
+    Some(QuantVecShape { rows, lanes, columns: COLUMNS, subgroups: fixed.is_some(), vec_x })
 }
 
 /// Records the kernel for `out = x · Wᵀ` with the generic kernel's params `q` (shapes checked).
@@ -69,7 +73,9 @@ fn params(format: QuantFormat, q: &QuantParams, shape: QuantVecShape) -> Result<
     u32_of(n.saturating_add(wg), "output columns (plus a workgroup)")?;
     let ue = unit_elems(format);
     let units = q.k / ue;
-    let columns = shape.columns();
+    let items = units.checked_mul(unit_items(format));
+    let Some(items) = items else { bail!(DeviceLimit, "{units} units of K do not fit 32 bits as items") };
+    let columns = shape.workgroup_columns();
     Ok(QuantVecParams {
         m: q.m,
         n: q.n,
@@ -77,7 +83,7 @@ fn params(format: QuantFormat, q: &QuantParams, shape: QuantVecShape) -> Result<
         wrow: q.wrow,
         srow: q.srow,
         qb: q.qb,
-        units,
+        items,
         kfull: units * ue,
         groups: q.n.div_ceil(columns),
         pad0: 0,
@@ -166,13 +172,13 @@ mod tests {
     fn columns_share_workgroups_and_large_grids_fold() {
         let mut caps = nvidia();
         caps.limits.max_compute_workgroups_per_dimension = 100;
-        // 8 columns per workgroup: 14336 columns in 1792 workgroups.
+        // 8 lane groups of 4 columns per workgroup: 14336 columns in 448 workgroups.
         let l = lower_int4(&caps, DType::F32, 1, 14336, 64);
         let Grid::Workgroups([x, y, 1]) = l.kernels()[0].grid else { panic!("not a 2-D grid") };
-        assert!(x <= 100 && y <= 100 && x * y >= 1792);
+        assert!(x <= 100 && y <= 100 && x * y >= 448);
         let p = words(&l.kernels()[0].params);
-        // m, n, k, wrow, srow, qb, units, kfull, groups
-        assert_eq!(&p[..9], &[1, 14336, 64, 32, 2, 32, 4, 64, 1792]);
+        // m, n, k, wrow, srow, qb, items, kfull, groups
+        assert_eq!(&p[..9], &[1, 14336, 64, 32, 2, 32, 8, 64, 448]);
     }
 
     #[test]
@@ -180,6 +186,6 @@ mod tests {
         let caps = DeviceCaps::for_tests();
         let l = lower_int4(&caps, DType::F32, 2, 3, 37);
         let p = words(&l.kernels()[0].params);
-        assert_eq!((p[6], p[7], p[8]), (2, 32, 1));
+        assert_eq!((p[6], p[7], p[8]), (4, 32, 1));
     }
 }

@@ -3,7 +3,8 @@
 //! infinite codes and f16 scales included); `W` for `M` is decoded by cpu-ref itself, as
 //! `QuantMatMul(I_K, weights) = Wᵀ`. Shapes are small and ragged: M = 1, 3 (rank 3) and 9 rows
 //! (a partial last row block of 4), N not a multiple of anything, K of several blocks and, where
-//! the format allows, not a multiple of its block. Kept small: lavapipe is slow.
+//! the format allows, not a multiple of its block. Up to 8 rows take the decode GEMV kernel,
+//! which `decode_rows_match_cpu_ref` covers row count by row count. Kept small: lavapipe is slow.
 
 mod common;
 use backend_api::op::QuantFormat;
@@ -77,12 +78,12 @@ fn weights_k(format: QuantFormat, n: usize, c: usize, s: DType, seed: u64) -> (u
         QuantFormat::Int8Block { block_size: b } => (k, vec![as_i8(bytes(&[n, k], seed)), scales(k, b)]),
         QuantFormat::Int8BlockAsym { block_size: b } => {
             let zero = random(s, &[n, nb(k, b)], -3.0, 200.0, seed + 2);
-            let w = if c % 2 == 0 { as_i8(bytes(&[n, k], seed)) } else { bytes(&[n, k], seed) };
+            let w = if c.is_multiple_of(2) { as_i8(bytes(&[n, k], seed)) } else { bytes(&[n, k], seed) };
             (k, vec![w, scales(k, b), zero])
         }
         QuantFormat::Int4Block { block_size: b } => (k, vec![bytes(&[n, k.div_ceil(2)], seed), scales(k, b)]),
         QuantFormat::Fp8E4m3 | QuantFormat::Fp8E5m2 => {
-            let scale: &[usize] = if c % 2 == 0 { &[n] } else { &[] };
+            let scale: &[usize] = if c.is_multiple_of(2) { &[n] } else { &[] };
             (k, vec![bytes(&[n, k], seed), random(DType::F32, scale, -2.0, 2.0, seed + 1)])
         }
         QuantFormat::Nvfp4 => {
@@ -260,7 +261,8 @@ fn decode_rows_match_cpu_ref() {
             let x = random(xd, &[m, k], -1.0, 1.0, seed + 7);
             let want = quant_matmul(cpu(), format, &x, &ws);
             let mag = magnitudes(format, &x, &ws, k);
-            let (be, form): (&dyn backend_api::Backend, _) = if turn % 2 == 0 { (&on, "default") } else { (&off, "none") };
+            let (be, form): (&dyn backend_api::Backend, _) =
+                if turn.is_multiple_of(2) { (&on, "default") } else { (&off, "none") };
             let name = format!("{} x {xd}[{m}, {k}] N = {n} scale {sd} features {form}", format.name());
             check(&name, &quant_matmul(be, format, &x, &ws), &want, Some(approx(xd)), Some(&mag));
             cases += 1;

@@ -42,7 +42,13 @@ fn every_quant_vec_variant_is_valid() {
             for x in [DType::F32, DType::F16, DType::BF16] {
                 // Rows, lanes and reduction vary together to keep the count small.
                 for (i, (vec_x, subgroups)) in [(true, true), (false, false), (true, false)].into_iter().enumerate() {
-                    let shape = QuantVecShape { rows: [1, 8, 3][i], lanes: [32, 32, 64][i], columns: [4, 4, 1][i], subgroups, vec_x };
+                    let shape = QuantVecShape {
+                        rows: [1, 8, 3][i],
+                        lanes: [32, 32, 64][i],
+                        columns: [4, 4, 1][i],
+                        subgroups,
+                        vec_x,
+                    };
                     let name = format!("{} x {x} w {ws:?} {shape:?}", f.name());
                     let src = module_for(f, x, &ws, shape).unwrap_or_else(|| panic!("{name}: none"));
                     validate(&name, &src.unwrap_or_else(|e| panic!("{name}: {e}")));

@@ -215,10 +215,9 @@ fn render_for(format: QuantFormat, x: DType, ws: &[DType], shape: QuantVecShape)
     let it = items(format);
     let unit_src = match scale_slots(format, ws.first().copied()) {
         None => QUANT_VEC_GGML.to_string(),
-        Some([code, scale, zero, weight]) => render(
-            QUANT_VEC_SCALE,
-            &[("CODE", &code), ("SCALE", &scale), ("ZERO", &zero), ("WEIGHT", &weight)],
-        )?,
+        Some([code, scale, zero, weight]) => {
+            render(QUANT_VEC_SCALE, &[("CODE", &code), ("SCALE", &scale), ("ZERO", &zero), ("WEIGHT", &weight)])?
+        }
     };
     let num = |v: u32| v.to_string();
     let slots = [

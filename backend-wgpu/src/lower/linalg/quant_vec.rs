@@ -64,13 +64,14 @@ pub fn quant_gemv(
     Ok(())
 }
 
-/// The kernel's params, after checking the headroom its loops need: a lane's unit and element
-/// counters and a workgroup's columns run up to 256 past K and N.
+/// The kernel's params, after checking the headroom its loops need: a lane's item and element
+/// counters run up to 256 past K, and a lane group's columns up to two workgroups' past N.
 fn params(format: QuantFormat, q: &QuantParams, shape: QuantVecShape) -> Result<QuantVecParams> {
     let [n, k] = [q.n, q.k].map(|v| usize::try_from(v).unwrap_or(usize::MAX));
     let wg = usize::try_from(QUANT_VEC_WORKGROUP).unwrap_or(usize::MAX);
+    let cw = usize::try_from(shape.workgroup_columns()).unwrap_or(usize::MAX);
     u32_of(k.saturating_add(wg), "elements of K (plus a workgroup)")?;
-    u32_of(n.saturating_add(wg), "output columns (plus a workgroup)")?;
+    u32_of(n.saturating_add(cw.saturating_mul(2)), "output columns (plus two workgroups)")?;
     let ue = unit_elems(format);
     let units = q.k / ue;
     let items = units.checked_mul(unit_items(format));
@@ -158,7 +159,9 @@ mod tests {
     #[test]
     fn x_is_read_as_vectors_when_rows_are_whole_vectors() {
         let caps = nvidia();
-        for (x, k, vec) in [(DType::F32, 64, true), (DType::F16, 36, true), (DType::F32, 37, false), (DType::BF16, 6, false)] {
+        for (x, k, vec) in
+            [(DType::F32, 64, true), (DType::F16, 36, true), (DType::F32, 37, false), (DType::BF16, 6, false)]
+        {
             let s = lower_int4(&caps, x, 3, 5, k).kernels().last().unwrap().source.clone();
             assert_eq!(s.contains("var<storage, read_write> x: array<vec"), vec, "{x} K = {k}");
         }

@@ -238,7 +238,7 @@ fn decode_rows_match_cpu_ref() {
         QuantFormat::Nvfp4,
         QuantFormat::Int8Block { block_size: 16 },
         QuantFormat::Int8Block { block_size: 8 },
-        QuantFormat::Int8BlockAsym { block_size: 48 },
+        QuantFormat::Int8BlockAsym { block_size: 12 },
         QuantFormat::Int8BlockAsym { block_size: 5 },
         QuantFormat::Fp8E5m2,
         QuantFormat::Q4_1,

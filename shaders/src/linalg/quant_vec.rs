@@ -142,28 +142,30 @@ fn items(format: QuantFormat) -> Items {
     }
 }
 
-/// The `(CODE, SCALE, ZERO, WEIGHT)` slots of the scale file for a scale-tensor format (the
-/// weight input `w` of dtype `w`), `None` for the GGML formats.
-fn scale_slots(format: QuantFormat, w: Option<DType>) -> Option<[String; 4]> {
+/// The `(CODE, SCALE, ZERO, WEIGHT, SAME8)` slots of the scale file for a scale-tensor format
+/// (the weight input `w` of dtype `w`), `None` for the GGML formats.
+fn scale_slots(format: QuantFormat, w: Option<DType>) -> Option<[String; 5]> {
     let none = "vec4<f32>(0.0)".to_string();
-    let times = "q * q_s(n, k)".to_string();
+    let times = "q * s".to_string();
     let row = "vec4<f32>(ld_scale(select(0u, n, p.srow == 1u)))".to_string();
+    let same8 = |b: u32| b.is_multiple_of(8).to_string();
     Some(match format {
-        QuantFormat::Int8Block { block_size } => ["codes_i8".into(), blocks("scale", block_size), none, times],
-        QuantFormat::Int8BlockAsym { block_size } => {
+        QuantFormat::Int8Block { block_size: b } => ["codes_i8".into(), blocks("scale", b), none, times, same8(b)],
+        QuantFormat::Int8BlockAsym { block_size: b } => {
             let code = if w == Some(DType::I8) { "codes_i8" } else { "codes_u8" };
-            let weight = "(q - q_z(n, k)) * q_s(n, k)".to_string();
-            [code.into(), blocks("scale", block_size), blocks("zero", block_size), weight]
+            [code.into(), blocks("scale", b), blocks("zero", b), "(q - z) * s".into(), same8(b)]
         }
-        QuantFormat::Int4Block { block_size } => ["codes_i4".into(), blocks("scale", block_size), none, times],
-        QuantFormat::Fp8E4m3 => ["codes_e4m3".into(), row, none, times],
-        QuantFormat::Fp8E5m2 => ["codes_e5m2".into(), row, none, times],
-        // (e2m1 · block scale) · global scale, the spec's order.
+        QuantFormat::Int4Block { block_size: b } => ["codes_i4".into(), blocks("scale", b), none, times, same8(b)],
+        QuantFormat::Fp8E4m3 => ["codes_e4m3".into(), row, none, times, "true".into()],
+        QuantFormat::Fp8E5m2 => ["codes_e5m2".into(), row, none, times, "true".into()],
+        // (e2m1 · block scale) · global scale, the spec's order; an item (8 elements at a
+        // multiple of 8) lies in one 16-element block.
         QuantFormat::Nvfp4 => [
             "codes_e2m1".into(),
             "vec4<f32>(e4m3(ld_bs(n * p.srow + k / 16u)))".into(),
             none,
-            "(q * q_s(n, k)) * ld_gs(0u)".into(),
+            "(q * s) * ld_gs(0u)".into(),
+            "true".into(),
         ],
         QuantFormat::Q4_0
         | QuantFormat::Q4_1
@@ -215,8 +217,10 @@ fn render_for(format: QuantFormat, x: DType, ws: &[DType], shape: QuantVecShape)
     let it = items(format);
     let unit_src = match scale_slots(format, ws.first().copied()) {
         None => QUANT_VEC_GGML.to_string(),
-        Some([code, scale, zero, weight]) => {
-            render(QUANT_VEC_SCALE, &[("CODE", &code), ("SCALE", &scale), ("ZERO", &zero), ("WEIGHT", &weight)])?
+        Some([code, scale, zero, weight, same8]) => {
+            let slots = [("CODE", &code), ("SCALE", &scale), ("ZERO", &zero), ("WEIGHT", &weight), ("SAME8", &same8)];
+            let slots: Vec<(&str, &str)> = slots.iter().map(|(k, v)| (*k, v.as_str())).collect();
+            render(QUANT_VEC_SCALE, &slots)?
         }
     };
     let num = |v: u32| v.to_string();

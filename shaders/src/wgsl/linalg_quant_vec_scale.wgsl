@@ -4,7 +4,10 @@
 // Codes are decoded from their bits four at a time, exactly as the scalar decoders of
 // `linalg_quant_decode.wgsl` do; `q_s(n, k)` (and `q_z` for a zero point) gives the scales of
 // elements k .. k + 3 of row n: one load where the lowering knows that the four share a scale
-// block (block size a multiple of 4, FP8, Nvfp4), else one per element.
+// block (block size a multiple of 4, FP8, Nvfp4), else one per element. Where all 8 elements of
+// an item share one block (SAME8: block size a multiple of 8, FP8, Nvfp4) they are read once.
+
+const SAME8: bool = {{SAME8}};
 
 // The scales, and the zero points, of elements k .. k + 3 of row n.
 fn q_s(n: u32, k: u32) -> vec4<f32> {
@@ -15,9 +18,19 @@ fn q_z(n: u32, k: u32) -> vec4<f32> {
     return {{ZERO}};
 }
 
-// The weights of elements k .. k + 3 of row n from their code values q.
-fn q_w(q: vec4<f32>, n: u32, k: u32) -> vec4<f32> {
+// The weights of four elements from their code values q, scales s and zero points z.
+fn q_w(q: vec4<f32>, s: vec4<f32>, z: vec4<f32>) -> vec4<f32> {
     return {{WEIGHT}};
+}
+
+// The scales and zero points of elements k .. k + 3 (.0, .1) and k + 4 .. k + 7 (.2, .3).
+fn q_sz(n: u32, k: u32) -> array<vec4<f32>, 4> {
+    let s0 = q_s(n, k);
+    let z0 = q_z(n, k);
+    if (SAME8) {
+        return array<vec4<f32>, 4>(s0, z0, s0, z0);
+    }
+    return array<vec4<f32>, 4>(s0, z0, q_s(n, k + 4u), q_z(n, k + 4u));
 }
 
 // The values of four codes (8-bit codes or nibbles).
@@ -81,13 +94,15 @@ fn k_scale8(u: u32, i: u32, j: u32) -> u32 {
 
 fn item_bytes(n: u32, rb: u32, u: u32, i: u32) -> array<vec4<f32>, 2> {
     let k = 8u * u;
-    let a = q_w(q_code(bytes4(ww(rb + k))), n, k);
-    let b = q_w(q_code(bytes4(ww(rb + k + 4u))), n, k + 4u);
+    let sz = q_sz(n, k);
+    let a = q_w(q_code(bytes4(ww(rb + k))), sz[0], sz[1]);
+    let b = q_w(q_code(bytes4(ww(rb + k + 4u))), sz[2], sz[3]);
     return array<vec4<f32>, 2>(a, b);
 }
 
 fn item_nibs(n: u32, rb: u32, u: u32, i: u32) -> array<vec4<f32>, 2> {
     let k = 8u * u;
+    let sz = q_sz(n, k);
     let v = ww(rb + k / 2u);
-    return array<vec4<f32>, 2>(q_w(q_code(nib4(v, 0u)), n, k), q_w(q_code(nib4(v, 16u)), n, k + 4u));
+    return array<vec4<f32>, 2>(q_w(q_code(nib4(v, 0u)), sz[0], sz[1]), q_w(q_code(nib4(v, 16u)), sz[2], sz[3]));
 }

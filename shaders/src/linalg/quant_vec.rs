@@ -121,24 +121,24 @@ struct Items {
 }
 
 fn items(format: QuantFormat) -> Items {
-    let ggml = |item, kof, ue, g, xg| Items { item, kof, ue, g, xg };
+    let cut = |item, kof, ue, g, xg| Items { item, kof, ue, g, xg };
     match format {
         QuantFormat::Int8Block { .. }
         | QuantFormat::Int8BlockAsym { .. }
         | QuantFormat::Fp8E4m3
-        | QuantFormat::Fp8E5m2 => ggml("item_bytes", "k_scale8", 8, 1, 2),
-        QuantFormat::Int4Block { .. } | QuantFormat::Nvfp4 => ggml("item_nibs", "k_scale8", 8, 1, 2),
-        QuantFormat::Q4_0 => ggml("item_q4_0", "k_q32", 32, 4, 2),
-        QuantFormat::Q4_1 => ggml("item_q4_1", "k_q32", 32, 4, 2),
-        QuantFormat::Q5_0 => ggml("item_q5_0", "k_q32", 32, 4, 2),
-        QuantFormat::Q5_1 => ggml("item_q5_1", "k_q32", 32, 4, 2),
-        QuantFormat::Q8_0 => ggml("item_q8_0", "k_q8_0", 32, 4, 2),
-        QuantFormat::Q2_K => ggml("item_q2_k", "k_q6_k", 256, 16, 4),
-        QuantFormat::Q3_K => ggml("item_q3_k", "k_q6_k", 256, 16, 4),
-        QuantFormat::Q4_K => ggml("item_q4_k", "k_q4_k", 256, 16, 4),
-        QuantFormat::Q5_K => ggml("item_q5_k", "k_q4_k", 256, 16, 4),
-        QuantFormat::Q6_K => ggml("item_q6_k", "k_q6_k", 256, 16, 4),
-        QuantFormat::Q8_K => ggml("item_q8_k", "k_q8_k", 256, 32, 2),
+        | QuantFormat::Fp8E5m2 => cut("item_bytes", "k_scale8", 8, 1, 2),
+        QuantFormat::Int4Block { .. } | QuantFormat::Nvfp4 => cut("item_nibs", "k_scale8", 8, 1, 2),
+        QuantFormat::Q4_0 => cut("item_q4_0", "k_q32", 32, 4, 2),
+        QuantFormat::Q4_1 => cut("item_q4_1", "k_q32", 32, 4, 2),
+        QuantFormat::Q5_0 => cut("item_q5_0", "k_q32", 32, 4, 2),
+        QuantFormat::Q5_1 => cut("item_q5_1", "k_q32", 32, 4, 2),
+        QuantFormat::Q8_0 => cut("item_q8_0", "k_q8_0", 32, 4, 2),
+        QuantFormat::Q2_K => cut("item_q2_k", "k_q6_k", 256, 16, 4),
+        QuantFormat::Q3_K => cut("item_q3_k", "k_q6_k", 256, 16, 4),
+        QuantFormat::Q4_K => cut("item_q4_k", "k_q4_k", 256, 16, 4),
+        QuantFormat::Q5_K => cut("item_q5_k", "k_q4_k", 256, 16, 4),
+        QuantFormat::Q6_K => cut("item_q6_k", "k_q6_k", 256, 16, 4),
+        QuantFormat::Q8_K => cut("item_q8_k", "k_q8_k", 256, 32, 2),
     }
 }
 

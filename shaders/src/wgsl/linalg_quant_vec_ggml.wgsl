@@ -106,23 +106,30 @@ fn item_q8_k(n: u32, rb: u32, u: u32, i: u32) -> array<vec4<f32>, 2> {
     return array<vec4<f32>, 2>(d * sbytes4(ww(o + 4u + 8u * i)), d * sbytes4(ww(o + 8u + 8u * i)));
 }
 
-// sc(j), mn(j) of Q4_K/Q5_K from the 12 scale bytes at byte q.
-fn k_scale(q: u32, j: u32) -> vec2<u32> {
-    if (j < 4u) {
-        return vec2<u32>(wbyte(q + j) & 63u, wbyte(q + j + 4u) & 63u);
-    }
-    let sc = (wbyte(q + j + 4u) & 15u) | ((wbyte(q + j - 4u) >> 6u) << 4u);
-    let mn = (wbyte(q + j + 4u) >> 4u) | ((wbyte(q + j) >> 6u) << 4u);
-    return vec2<u32>(sc, mn);
+// sc(j), mn(j) of Q4_K/Q5_K from the 12 scale bytes S held in the words s0, s1, s2, without a
+// branch: with t = j % 4 the bytes S[t], S[t + 4], S[t + 8] give both cases (j < 4: S[j] and
+// S[j + 4]; j >= 4: S[j + 4], S[j − 4] and S[j]).
+fn k_scale(s0: u32, s1: u32, s2: u32, j: u32) -> vec2<u32> {
+    let sh = 8u * (j % 4u);
+    let b0 = (s0 >> sh) & 255u;
+    let b4 = (s1 >> sh) & 255u;
+    let b8 = (s2 >> sh) & 255u;
+    let lo = vec2<u32>(b0 & 63u, b4 & 63u);
+    let hi = vec2<u32>((b8 & 15u) | ((b0 >> 6u) << 4u), (b8 >> 4u) | ((b4 >> 6u) << 4u));
+    return select(hi, lo, j < 4u);
 }
 
-// (d · sc, dmin · mn) of sub-blocks 2 pr and 2 pr + 1 of the Q4_K/Q5_K block at byte o.
+// (d · sc, dmin · mn, d · sc', dmin · mn') of sub-blocks 2 pr and 2 pr + 1 of the Q4_K/Q5_K
+// block at byte o.
 fn k_dm(o: u32, pr: u32) -> vec4<f32> {
     let dm = ww(o);
     let d = h2f(dm);
     let dmin = h2f(dm >> 16u);
-    let a = k_scale(o + 4u, 2u * pr);
-    let b = k_scale(o + 4u, 2u * pr + 1u);
+    let s0 = ww(o + 4u);
+    let s1 = ww(o + 8u);
+    let s2 = ww(o + 12u);
+    let a = k_scale(s0, s1, s2, 2u * pr);
+    let b = k_scale(s0, s1, s2, 2u * pr + 1u);
     return vec4<f32>(d * f4(vec4<u32>(a.x, b.x, 0u, 0u)).xy, dmin * f4(vec4<u32>(a.y, b.y, 0u, 0u)).xy).xzyw;
 }
 
@@ -182,12 +189,11 @@ fn item_q2_k(n: u32, rb: u32, u: u32, i: u32) -> array<vec4<f32>, 4> {
     );
 }
 
-// s6(s) of Q3_K from the 12 scale bytes at byte q.
+// s6(s) of Q3_K from the 12 scale bytes at byte q: the low 4 bits are the low (s < 8) or high
+// nibble of byte s % 8, without a branch.
 fn s6v(q: u32, s: u32) -> u32 {
-    var lo = wbyte(q + s - 8u) >> 4u;
-    if (s < 8u) {
-        lo = wbyte(q + s) & 15u;
-    }
+    let b = wbyte(q + s % 8u);
+    let lo = select(b >> 4u, b & 15u, s < 8u);
     let hi = (wbyte(q + 8u + s % 4u) >> (2u * (s / 4u))) & 3u;
     return lo | (hi << 4u);
 }

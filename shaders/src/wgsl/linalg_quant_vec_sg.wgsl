@@ -1,7 +1,9 @@
 // Column sums of `linalg_quant_vec.wgsl` with subgroup operations (needs SUBGROUP): the lowering
 // picks this form only where every subgroup has exactly L invocations, so the L lanes of a
 // lane group are one subgroup (group = subgroup_id, lane = subgroup_invocation_id) and one
-// subgroupAdd gives its sum. subgroup_id < 256 / L; it is clamped all the same.
+// subgroupAdd gives its sum. This relies on full subgroups: with a single subgroup size that
+// divides the workgroup, the 256 invocations form 256 / L subgroups of L (as the cooperative
+// kernels also assume). subgroup_id < 256 / L; it is clamped all the same.
 
 struct ColIds {
     @builtin(subgroup_id) id: u32,

@@ -69,3 +69,21 @@ fn other_x_dtypes_shapes_and_wrong_scales_are_refused() {
     let bad = module_for(QuantFormat::Int8Block { block_size: 32 }, DType::F32, &[DType::I8, DType::I32], shape);
     assert!(matches!(bad, Some(Err(_))));
 }
+
+#[test]
+fn scale_loads_follow_the_block_size() {
+    let shape = QuantVecShape { rows: 2, lanes: 32, columns: 4, subgroups: false, vec_x: true };
+    let src = |b: u32| {
+        let f = QuantFormat::Int4Block { block_size: b };
+        module_for(f, DType::F32, &[DType::U8, DType::F16], shape).unwrap().unwrap()
+    };
+    // One scale per item of 8, per group of 4, or per element; the block size is a constant.
+    let whole = src(32);
+    assert!(whole.contains("const SAME8: bool = true;") && whole.contains("k / 32u"));
+    let fours = src(12);
+    assert!(
+        fours.contains("const SAME8: bool = false;") && fours.contains("vec4<f32>(ld_scale(n * p.srow + k / 12u))")
+    );
+    let odd = src(6);
+    assert!(odd.contains("ld_scale(n * p.srow + (k + 3u) / 6u)"));
+}

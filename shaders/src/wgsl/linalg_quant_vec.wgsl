@@ -1,0 +1,159 @@
+// Quantised GEMV for decode (QuantMatMul, §2.6.5, with M <= 8 rows of x): each workgroup of 256
+// invocations computes all MR rows of x for CW = (256 / L) · C output columns, so every weight
+// byte is read once. A lane group of L lanes (one subgroup where the device allows) owns C
+// columns. A row of W is cut into units of UE elements (a block, or for the scale-tensor formats
+// 8 elements) and each unit into G items of XG groups of 4 elements; lane `lane` takes items
+// lane, lane + L, ... of the row, so consecutive lanes read consecutive quant words and
+// neighbouring x vectors. For its item a lane loads the XG x vectors of every row once
+// (registers), then for each of its C columns decodes the item (`item`: whole u32 words read
+// with `ww`, a funnel shift of two neighbouring words where a block is not 4-byte aligned; the
+// block's scales decoded for the item; 4 or 8 codes per word unpacked with shifts and masks into
+// the exact f32 weights of §2.6.7 in the spec's product order) and adds its dot products with the
+// MR rows to the accumulators. Elements past the last whole unit (a ragged K) go through `wq`,
+// the per-element decode expression. The lane sums of a column are added by `col_sum` (subgroup
+// operations where the lanes are one subgroup, else a tree in workgroup memory); lane 0 stores.
+// Columns past N read row N - 1 and are never stored. Integer codes become floats through the
+// exponent trick (`f4`) rather than integer conversions, which run at a fraction of the FMA rate
+// on some GPUs. Not trusted: indices rely on the runtime bounds checks.
+
+struct QuantVecParams {
+    // Rows of x (MR; the kernel is rendered for it).
+    m: u32,
+    // Output columns (rows of W).
+    n: u32,
+    // Contraction length.
+    k: u32,
+    // Bytes per row of the weight input w.
+    wrow: u32,
+    // Elements per row of the scale input (0: one scale for the whole tensor).
+    srow: u32,
+    // Block size B of the scale-tensor formats (elements per scale).
+    qb: u32,
+    // Items per row of W (whole units x G).
+    items: u32,
+    // Elements of K covered by the whole units (units x elements per unit).
+    kfull: u32,
+    // Workgroups that do work: ceil(N / CW).
+    groups: u32,
+    pad0: u32,
+    pad1: u32,
+    pad2: u32,
+}
+
+const MR: u32 = {{MR}}u;
+const L: u32 = {{L}}u;
+// Columns per lane group, and per workgroup.
+const C: u32 = {{C}}u;
+const CW: u32 = (256u / L) * C;
+// Elements per unit, items per unit, groups of 4 elements per item.
+const UE: u32 = {{UE}}u;
+const G: u32 = {{G}}u;
+const XG: u32 = {{XG}}u;
+
+@group(0) @binding(0) var<uniform> p: QuantVecParams;
+{{TENSORS}}
+// x as 4-vectors of f32: `xv(i)` is x[i .. i + 4] for an i that is a multiple of 4 (or any i
+// where x is read element by element), and `ld_x(i)` one element.
+{{XV}}
+
+// The MR x C dot products of this lane: row r, column c at r * C + c.
+var<private> acc: array<f32, {{ACC}}>;
+
+// The u32 at byte o of w, any alignment: a funnel shift of the two words it straddles, without
+// a branch (the second shift is split so that neither reaches 32).
+fn ww(o: u32) -> u32 {
+    let i = o >> 2u;
+    let sh = (o & 3u) * 8u;
+    return (w[i] >> sh) | ((w[i + 1u] << 1u) << (31u - sh));
+}
+
+// The f16 at an even byte o of w, converted exactly.
+fn wh(o: u32) -> f32 {
+    return h2f(w[o >> 2u] >> ((o & 2u) * 8u));
+}
+
+// Integers below 2^23 as exact f32: the bits of 2^23 + v, minus 2^23.
+fn f4(v: vec4<u32>) -> vec4<f32> {
+    return bitcast<vec4<f32>>(v | vec4<u32>(0x4b000000u)) - 8388608.0;
+}
+
+// v - off, exactly (v < 2^23, off a small integer).
+fn f4_off(v: vec4<u32>, off: f32) -> vec4<f32> {
+    return bitcast<vec4<f32>>(v | vec4<u32>(0x4b000000u)) - (8388608.0 + off);
+}
+
+// The low 16 bits of h as an IEEE binary16, converted exactly without branches.
+fn h2f(h: u32) -> f32 {
+    let sign = (h & 0x8000u) << 16u;
+    let e = (h >> 10u) & 0x1fu;
+    let m = h & 0x3ffu;
+    let normal = sign | ((e + 112u) << 23u) | (m << 13u);
+    let sub = sign | bitcast<u32>((bitcast<f32>(m | 0x4b000000u) - 8388608.0) * bitcast<f32>(0x33800000u));
+    let special = sign | 0x7f800000u | (m << 13u);
+    return bitcast<f32>(select(select(normal, sub, e == 0u), special, e == 0x1fu));
+}
+
+// The four bytes of word v, as a vector (byte 0 first).
+fn bytes4(v: u32) -> vec4<u32> {
+    return (vec4<u32>(v) >> vec4<u32>(0u, 8u, 16u, 24u)) & vec4<u32>(255u);
+}
+
+// The four bytes of word v read as I8, as f32 (the byte plus 128, minus 128).
+fn sbytes4(v: u32) -> vec4<f32> {
+    return f4_off(bytes4(v ^ 0x80808080u), 128.0);
+}
+
+// W[n, k] of expert e (0 here: one weight), decoded element by element.
+fn wq(n: u32, k: u32, e: u32) -> f32 {
+    return {{DECODE}};
+}
+
+@compute @workgroup_size(256)
+fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+        @builtin(local_invocation_index) lid: u32, ids: ColIds) {
+    // Ids past `groups` fill the last row of a grid folded into 2-D; they still take part in
+    // the reduction (its barriers), reading column N - 1 and storing nothing.
+    let g = min(wg.x + wg.y * nwg.x, p.groups);
+    let cl = col_lane(ids, lid);
+    let col0 = g * CW + cl.x * C;
+    let lane = cl.y;
+    for (var a = 0u; a < MR * C; a = a + 1u) {
+        acc[a] = 0.0;
+    }
+    for (var it = lane; it < p.items; it = it + L) {
+        let u = it / G;
+        let i = it % G;
+        var xr: array<vec4<f32>, {{XR}}>;
+        for (var j = 0u; j < XG; j = j + 1u) {
+            let k = {{KOF}}(u, i, j);
+            for (var r = 0u; r < MR; r = r + 1u) {
+                xr[j * MR + r] = xv(r * p.k + k);
+            }
+        }
+        for (var c = 0u; c < C; c = c + 1u) {
+            let n = min(col0 + c, p.n - 1u);
+            let wv = {{ITEM}}(n, n * p.wrow, u, i);
+            for (var j = 0u; j < XG; j = j + 1u) {
+                for (var r = 0u; r < MR; r = r + 1u) {
+                    acc[r * C + c] = acc[r * C + c] + dot(wv[j], xr[j * MR + r]);
+                }
+            }
+        }
+    }
+    for (var k = p.kfull + lane; k < p.k; k = k + L) {
+        for (var c = 0u; c < C; c = c + 1u) {
+            let v = wq(min(col0 + c, p.n - 1u), k, 0u);
+            for (var r = 0u; r < MR; r = r + 1u) {
+                acc[r * C + c] = acc[r * C + c] + ld_x(r * p.k + k) * v;
+            }
+        }
+    }
+    for (var c = 0u; c < C; c = c + 1u) {
+        for (var r = 0u; r < MR; r = r + 1u) {
+            let s = col_sum(ids, cl, acc[r * C + c]);
+            if (lane == 0u && col0 + c < p.n && g < p.groups) {
+                st_out(r * p.n + col0 + c, s);
+            }
+        }
+    }
+}

@@ -1,0 +1,89 @@
+//! Renders every decode GEMV variant of QuantMatMul (each format with each x dtype and each
+//! weight dtype combination it takes, x read as vectors or element by element, column sums by
+//! subgroups or by a tree) and validates it with naga.
+
+use backend_api::op::QuantFormat;
+use backend_api::DType;
+use shaders::linalg::quant_vec::{module_for, QuantVecShape};
+
+mod common;
+use common::validate;
+
+/// The weight input dtypes each format takes (`w` first), every combination.
+fn weight_dtypes(f: QuantFormat) -> Vec<Vec<DType>> {
+    let scales = [DType::F32, DType::F16];
+    match f {
+        QuantFormat::Int8Block { .. } => scales.iter().map(|&s| vec![DType::I8, s]).collect(),
+        QuantFormat::Int4Block { .. } => scales.iter().map(|&s| vec![DType::U8, s]).collect(),
+        QuantFormat::Int8BlockAsym { .. } => {
+            [DType::U8, DType::I8].iter().flat_map(|&w| scales.iter().map(move |&s| vec![w, s, s])).collect()
+        }
+        QuantFormat::Fp8E4m3 | QuantFormat::Fp8E5m2 => vec![vec![DType::U8, DType::F32]],
+        QuantFormat::Nvfp4 => vec![vec![DType::U8, DType::U8, DType::F32]],
+        QuantFormat::Q4_0
+        | QuantFormat::Q4_1
+        | QuantFormat::Q5_0
+        | QuantFormat::Q5_1
+        | QuantFormat::Q8_0
+        | QuantFormat::Q2_K
+        | QuantFormat::Q3_K
+        | QuantFormat::Q4_K
+        | QuantFormat::Q5_K
+        | QuantFormat::Q6_K
+        | QuantFormat::Q8_K => vec![vec![DType::U8]],
+    }
+}
+
+#[test]
+fn every_quant_vec_variant_is_valid() {
+    let mut count = 0;
+    for f in QuantFormat::ALL {
+        for ws in weight_dtypes(f) {
+            for x in [DType::F32, DType::F16, DType::BF16] {
+                // Rows, lanes and reduction vary together to keep the count small.
+                for (i, (vec_x, subgroups)) in [(true, true), (false, false), (true, false)].into_iter().enumerate() {
+                    let shape = QuantVecShape {
+                        rows: [1, 8, 3][i],
+                        lanes: [32, 32, 64][i],
+                        columns: [4, 4, 1][i],
+                        subgroups,
+                        vec_x,
+                    };
+                    let name = format!("{} x {x} w {ws:?} {shape:?}", f.name());
+                    let src = module_for(f, x, &ws, shape).unwrap_or_else(|| panic!("{name}: none"));
+                    validate(&name, &src.unwrap_or_else(|e| panic!("{name}: {e}")));
+                    count += 1;
+                }
+            }
+        }
+    }
+    assert_eq!(count, 22 * 3 * 3);
+}
+
+#[test]
+fn other_x_dtypes_shapes_and_wrong_scales_are_refused() {
+    let shape = QuantVecShape { rows: 1, lanes: 32, columns: 4, subgroups: true, vec_x: true };
+    assert!(module_for(QuantFormat::Q8_0, DType::F64, &[DType::U8], shape).is_none());
+    assert!(module_for(QuantFormat::Q8_0, DType::F32, &[DType::U8], QuantVecShape { rows: 9, ..shape }).is_none());
+    assert!(module_for(QuantFormat::Q8_0, DType::F32, &[DType::U8], QuantVecShape { lanes: 24, ..shape }).is_none());
+    let bad = module_for(QuantFormat::Int8Block { block_size: 32 }, DType::F32, &[DType::I8, DType::I32], shape);
+    assert!(matches!(bad, Some(Err(_))));
+}
+
+#[test]
+fn scale_loads_follow_the_block_size() {
+    let shape = QuantVecShape { rows: 2, lanes: 32, columns: 4, subgroups: false, vec_x: true };
+    let src = |b: u32| {
+        let f = QuantFormat::Int4Block { block_size: b };
+        module_for(f, DType::F32, &[DType::U8, DType::F16], shape).unwrap().unwrap()
+    };
+    // One scale per item of 8, per group of 4, or per element; the block size is a constant.
+    let whole = src(32);
+    assert!(whole.contains("const SAME8: bool = true;") && whole.contains("k / 32u"));
+    let fours = src(12);
+    assert!(
+        fours.contains("const SAME8: bool = false;") && fours.contains("vec4<f32>(ld_scale(n * p.srow + k / 12u))")
+    );
+    let odd = src(6);
+    assert!(odd.contains("ld_scale(n * p.srow + (k + 3u) / 6u)"));
+}

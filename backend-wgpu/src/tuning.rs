@@ -53,6 +53,9 @@ pub struct Tuning {
     /// `gemv.zero`: `1` zeroes F16/BF16 GEMV outputs first even where the kernels store whole
     /// words (which makes the zeroing pass unnecessary), to measure what leaving it out saves.
     pub gemv_zero: Option<bool>,
+    /// `quant.columns`: output columns per lane group of the quantised GEMV kernel (each x
+    /// vector a lane loads is reused for that many columns of W).
+    pub quant_columns: Option<u32>,
     /// `gemm.vec`: `on` reads F32 operands of the tiled kernel as 16-byte vectors
     /// (`linalg_tiled_vec.wgsl`) wherever their layout makes every vector exact, large problems
     /// included (automatically only below the scale of 128 x 128 tiles, where it measured
@@ -105,6 +108,7 @@ impl Tuning {
         ("gemv.kdot", "0|1"),
         ("gemv.split", "1..=64"),
         ("gemv.zero", "0|1"),
+        ("quant.columns", "1|2|4|8"),
         ("gemm.vec", "on|off"),
         ("gemm.tile", "64x64|128x64|64x128|128x128"),
         ("gemm.bk", "8|16|32"),
@@ -131,6 +135,7 @@ impl Tuning {
             "gemv.kdot" => self.gemv_kdot = Some(parse_bool(key, value)?),
             "gemv.split" => self.gemv_split = Some(parse_range(key, value, 1..=64)?),
             "gemv.zero" => self.gemv_zero = Some(parse_bool(key, value)?),
+            "quant.columns" => self.quant_columns = Some(parse_u32(key, value, &[1, 2, 4, 8])?),
             "gemm.vec" => self.gemm_vec = Some(parse_bool(key, value)?),
             "gemm.tile" => self.gemm_tile = Some(parse_gemm_tile(value)?),
             "gemm.bk" => self.gemm_bk = Some(parse_u32(key, value, &[8, 16, 32])?),

@@ -56,8 +56,6 @@ const XG: u32 = {{XG}}u;
 // where x is read element by element), and `ld_x(i)` one element.
 {{XV}}
 
-// The MR x C dot products of this lane: row r, column c at r * C + c.
-var<private> acc: array<f32, {{ACC}}>;
 
 // The u32 at byte o of w, any alignment: a funnel shift of the two words it straddles, without
 // a branch (the second shift is split so that neither reaches 32).
@@ -117,9 +115,9 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3
     let cl = col_lane(ids, lid);
     let col0 = g * CW + cl.x * C;
     let lane = cl.y;
-    for (var a = 0u; a < MR * C; a = a + 1u) {
-        acc[a] = 0.0;
-    }
+    // The MR x C dot products of this lane: row r, column c at r * C + c (a function variable,
+    // which the compiler keeps in registers).
+    var acc: array<f32, {{ACC}}>;
     for (var it = lane; it < p.items; it = it + L) {
         let u = it / G;
         let i = it % G;

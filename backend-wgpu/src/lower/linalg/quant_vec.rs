@@ -36,7 +36,8 @@ pub fn shape(caps: &DeviceCaps, m: usize, k: usize, x: DType) -> Option<QuantVec
     let vec_x = k.is_multiple_of(4)
         && caps.limits.min_storage_buffer_offset_alignment >= 16
         && matches!(x, DType::F32 | DType::F16 | DType::BF16);
-    Some(QuantVecShape { rows, lanes, columns: COLUMNS, subgroups: fixed.is_some(), vec_x })
+    let columns = caps.tuning.quant_columns.unwrap_or(COLUMNS);
+    Some(QuantVecShape { rows, lanes, columns, subgroups: fixed.is_some(), vec_x })
 }
 
 /// Records the kernel for `out = x · Wᵀ` with the generic kernel's params `q` (shapes checked).

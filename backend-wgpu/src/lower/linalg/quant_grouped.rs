@@ -50,14 +50,8 @@ pub fn quant_grouped_matmul(
         "{}: expert must be I32, I64 or U32",
         what()
     );
-    ensure!(
-        out.dims == [m, n] && out.dtype == x.dtype,
-        Shape,
-        "{}: out {}{:?} is not [M, N] of x's dtype",
-        what(),
-        out.dtype,
-        out.dims
-    );
+    ensure!(out.dims == [m, n], Shape, "{}: out {:?} is not [M, N]", what(), out.dims);
+    ensure!(out.dtype == x.dtype, DType, "{}: out is {}, not x's dtype", what(), out.dtype);
     // The per-expert slices have the shapes QuantMatMul's weight inputs have; checking them
     // here reports a bad shape even where E, M or N is 0.
     let slices: Vec<Operand> = ws.iter().map(per_expert).collect();

@@ -19,6 +19,10 @@
 //! product gets (the tensor-core kernel for F16 where the device has one, else the tiled
 //! ones), so that big groups run at the dense kernel's speed with at most E partly filled
 //! tiles; for at most 8 rows (decode) P = 1 and each row is one GEMV of its expert's matrix.
+//!
+//! Steps 1–4 (`group_rows`) and the row moves (`move_rows`) are shared with
+//! QuantGroupedMatMul (`quant_grouped.rs`), whose tile table holds expert ids instead of weight
+//! offsets.
 
 use super::super::builder::{u32_of, Kernel, Lower, Operand};
 use super::super::{indexing, Grid};
@@ -95,7 +99,7 @@ pub(super) fn group_rows(b: &mut Lower<'_>, expert: &Operand, e: usize, rows: us
         e: u32_of(e, "experts")?,
         rows_per_tile: u32_of(rows, "rows per tile")?,
         tiles: u32_of(tiles, "row tiles")?,
-        expert_elems: u32_of(unit, "elements of an expert's weight")?,
+        expert_elems: u32_of(unit, "the tile table's unit")?,
         padded_rows: u32_of(padded, "padded rows")?,
         chunk: u32_of(e.div_ceil(SCAN_THREADS as usize), "experts per scan invocation")?,
         ..GroupParams::default()

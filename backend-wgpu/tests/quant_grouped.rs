@@ -69,7 +69,7 @@ fn magnitudes(
 ) -> Vec<f64> {
     let e = ws[0].shape()[0];
     let wt: Vec<Vec<f64>> =
-        (0..e).map(|i| decoded_t(format, &ws.iter().map(|w| slice(w, i)).collect::<Vec<_>>(), k)).collect();
+        (0..e).map(|i| decoded_t(format, &ws.iter().map(|w| slice(w, i)).collect::<Vec<_>>(), k).0).collect();
     let xs = x.view().to_f64_lossy();
     let mut out = vec![0.0; experts.len() * n];
     for (m, ex) in experts.iter().enumerate() {

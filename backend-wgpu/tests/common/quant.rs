@@ -82,16 +82,16 @@ pub fn quant_matmul(be: &dyn backend_api::Backend, format: QuantFormat, x: &Tens
     run(be, &graph, &inputs).remove(0)
 }
 
-/// `Wᵀ` (`[K, N]`, as f64) decoded by cpu-ref, as `QuantMatMul(I_K, ws)`.
-pub fn decoded_t(format: QuantFormat, ws: &[Tensor], k: usize) -> Vec<f64> {
+/// `Wᵀ` (`[K, N]`, as f64) decoded by cpu-ref, as `QuantMatMul(I_K, ws)`, and N.
+pub fn decoded_t(format: QuantFormat, ws: &[Tensor], k: usize) -> (Vec<f64>, usize) {
     let eye: Vec<f64> = (0..k * k).map(|i| if i / k == i % k { 1.0 } else { 0.0 }).collect();
-    quant_matmul(cpu(), format, &super::tensor(DType::F32, &[k, k], &eye), ws).view().to_f64_lossy()
+    let wt = quant_matmul(cpu(), format, &super::tensor(DType::F32, &[k, k], &eye), ws);
+    (wt.view().to_f64_lossy(), wt.shape()[1])
 }
 
 /// `M = Σ_k |x[m, k]|·|W[n, k]|` for x `[M, K]` and `W` decoded by cpu-ref.
 pub fn magnitudes(format: QuantFormat, x: &Tensor, ws: &[Tensor], k: usize) -> Vec<f64> {
-    let w = decoded_t(format, ws, k);
-    let n = if k == 0 { 0 } else { w.len() / k };
+    let (w, n) = decoded_t(format, ws, k);
     let xs = x.view().to_f64_lossy();
     let m = xs.len() / k;
     (0..m * n).map(|i| (0..k).map(|j| (xs[(i / n) * k + j] * w[j * n + i % n]).abs()).sum()).collect()

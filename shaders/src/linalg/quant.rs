@@ -26,7 +26,8 @@ pub const QUANT_CHUNK: u32 = 32;
 crate::params! {
     /// `QuantParams` of `linalg_quant_gemv.wgsl`.
     pub struct QuantParams {
-        /// Rows of x (the product of its leading dims).
+        /// Rows of x (the product of its leading dims; in the grouped form, the rows of the
+        /// padded layout of row tiles).
         pub m: u32,
         /// Output columns N (rows of W).
         pub n: u32,

@@ -37,25 +37,23 @@ pub fn quant_grouped_matmul(
             expert.dims
         )
     };
-    let &[m, k] = x.dims.as_slice() else { bail!(Shape, "{}: x must be [M, K]", what()) };
-    ensure!(ws.len() == format.num_weight_inputs(), Arity, "{}: {} weight inputs", what(), ws.len());
-    let Some(&[e, n, wrow]) = ws.first().map(|w| w.dims.as_slice()) else {
-        bail!(Shape, "{}: w must be [E, N, bytes]", what())
-    };
-    ensure!(ws.iter().all(|w| w.dims.first() == Some(&e)), Shape, "{}: weight inputs disagree on E", what());
-    ensure!(expert.dims == [m], Shape, "{}: expert must be [M]", what());
-    ensure!(
-        matches!(expert.dtype, DType::I32 | DType::I64 | DType::U32),
-        DType,
-        "{}: expert must be I32, I64 or U32",
-        what()
-    );
-    ensure!(out.dims == [m, n], Shape, "{}: out {:?} is not [M, N]", what(), out.dims);
-    ensure!(out.dtype == x.dtype, DType, "{}: out is {}, not x's dtype", what(), out.dtype);
+    lower(b, format, x, ws, expert, out).map_err(|err| err.context(what()))
+}
+
+/// [`quant_grouped_matmul`] without the context of its errors.
+fn lower(
+    b: &mut Lower<'_>,
+    format: QuantFormat,
+    x: &Operand,
+    ws: &[Operand],
+    expert: &Operand,
+    out: &Operand,
+) -> Result<()> {
+    let [m, k, e, n, wrow] = dims(format, x, ws, expert, out)?;
     // The per-expert slices have the shapes QuantMatMul's weight inputs have; checking them
     // here reports a bad shape even where E, M or N is 0.
     let slices: Vec<Operand> = ws.iter().map(per_expert).collect();
-    params(format, &slices, [m, n, k, wrow]).map_err(|err| err.context(what()))?;
+    params(format, &slices, [m, n, k, wrow])?;
     if m == 0 || n == 0 {
         return Ok(());
     }
@@ -64,21 +62,20 @@ pub fn quant_grouped_matmul(
         return b.zero(out);
     }
     for (i, w) in ws.iter().enumerate() {
-        u32_of(w.numel(), &format!("elements of weight input {i}")).map_err(|err| err.context(what()))?;
+        u32_of(w.numel(), &format!("elements of weight input {i}"))?;
     }
     // The kernel forms the row e · N + n of every weight input.
-    u32_of(e.saturating_mul(n), "weight rows over every expert").map_err(|err| err.context(what()))?;
+    u32_of(e.saturating_mul(n), "weight rows over every expert")?;
     let rows = usize::try_from(QUANT_ROWS).unwrap_or(usize::MAX);
-    let Grouping { padded, table, src, pos, .. } =
-        group_rows(b, expert, e, rows, 1).map_err(|err| err.context(what()))?;
-    let p = params(format, &slices, [padded, n, k, wrow]).map_err(|err| err.context(what()))?;
+    let Grouping { padded, table, src, pos, .. } = group_rows(b, expert, e, rows, 1)?;
+    let p = params(format, &slices, [padded, n, k, wrow])?;
     let dtypes: Vec<_> = ws.iter().map(|w| w.dtype).collect();
-    let Some(src_code) = grouped_module_for(format, x.dtype, &dtypes) else {
-        bail!(Unsupported, "{}: x must be F32, F16 or BF16", what())
+    let Some(source) = grouped_module_for(format, x.dtype, &dtypes) else {
+        bail!(Unsupported, "x must be F32, F16 or BF16")
     };
-    let source = src_code.map_err(|err| Error::new(ErrorKind::DType, format!("{}: {err}", what())))?;
+    let source = source.map_err(|err| Error::new(ErrorKind::DType, err))?;
     let xs = b.temp(x.dtype, vec![padded, k])?;
-    move_rows(b, x, &src, &xs).map_err(|err| err.context(what()))?;
+    move_rows(b, x, &src, &xs)?;
     let ys = b.temp(x.dtype, vec![padded, n])?;
     // Every element of ys is stored once, by an atomic OR for packed dtypes.
     b.zero_if_packed(&ys)?;
@@ -88,7 +85,21 @@ pub fn quant_grouped_matmul(
     bindings.push((table.window, BindKind::Read));
     let grid = b.workgroups(usize::try_from(p.groups).unwrap_or(usize::MAX))?;
     b.push(Kernel { source, bindings, params: p.to_bytes(), grid, flops: product_flops(1, padded, n, k, 1) });
-    move_rows(b, &ys, &pos, out).map_err(|err| err.context(what()))
+    move_rows(b, &ys, &pos, out)
+}
+
+/// `[M, K, E, N, bytes per row of w]` after checking the operands' ranks, dims and dtypes.
+fn dims(format: QuantFormat, x: &Operand, ws: &[Operand], expert: &Operand, out: &Operand) -> Result<[usize; 5]> {
+    let &[m, k] = x.dims.as_slice() else { bail!(Shape, "x must be [M, K]") };
+    ensure!(ws.len() == format.num_weight_inputs(), Arity, "{} weight inputs", ws.len());
+    let Some(&[e, n, wrow]) = ws.first().map(|w| w.dims.as_slice()) else { bail!(Shape, "w must be [E, N, bytes]") };
+    ensure!(ws.iter().all(|w| w.dims.first() == Some(&e)), Shape, "weight inputs disagree on E");
+    ensure!(expert.dims == [m], Shape, "expert must be [M]");
+    ensure!(matches!(expert.dtype, DType::I32 | DType::I64 | DType::U32), DType, "expert must be I32, I64 or U32");
+    ensure!(out.dims == [m, n], Shape, "out {:?} is not [M, N]", out.dims);
+    ensure!(out.dtype == x.dtype, DType, "out is {}, not x's dtype", out.dtype);
+    ensure!(matches!(x.dtype, DType::F32 | DType::F16 | DType::BF16), Unsupported, "x must be F32, F16 or BF16");
+    Ok([m, k, e, n, wrow])
 }
 
 /// The shape of one expert's slice of a weight input (its window is the whole input: the view

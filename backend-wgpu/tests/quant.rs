@@ -3,131 +3,15 @@
 //! infinite codes and f16 scales included); `W` for `M` is decoded by cpu-ref itself, as
 //! `QuantMatMul(I_K, weights) = Wᵀ`. Shapes are small and ragged: M = 1, 3 (rank 3) and 9 rows
 //! (a partial last row block of 4), N not a multiple of anything, K of several blocks and, where
-//! the format allows, not a multiple of its block. Up to 8 rows take the decode GEMV kernel,
-//! which `decode_rows_match_cpu_ref` covers row count by row count. Kept small: lavapipe is slow.
+//! the format allows, not a multiple of its block. Kept small: lavapipe is slow.
 
 mod common;
 use backend_api::op::QuantFormat;
-use backend_api::{DType, GraphBuilder, Tensor};
+use backend_api::{DType, Tensor};
 use backend_cpu_ref as _;
 use backend_wgpu::{FeatureChoice, WgpuBackend, WgpuOptions};
-use common::{approx, check, cpu, random, run, wgpu, Rng};
-
-/// Deterministic random bytes.
-fn bytes(shape: &[usize], seed: u64) -> Tensor {
-    let n: usize = shape.iter().product();
-    let mut r = Rng(seed | 1);
-    Tensor::from_bytes(DType::U8, shape, (0..n).map(|_| (r.next() >> 56) as u8).collect()).unwrap()
-}
-
-/// The same bytes as I8.
-fn as_i8(t: Tensor) -> Tensor {
-    Tensor::from_bytes(DType::I8, t.shape(), t.bytes().to_vec()).unwrap()
-}
-
-/// K for `format` and the weight inputs for `[N, K]` (scale dtype `s` where the format has one).
-fn weights(format: QuantFormat, n: usize, s: DType, seed: u64) -> (usize, Vec<Tensor>) {
-    let scales = |k: usize, b: u32| random(s, &[n, k.div_ceil(b as usize)], -1.0, 1.0, seed + 1);
-    match format {
-        QuantFormat::Int8Block { block_size } => (37, vec![as_i8(bytes(&[n, 37], seed)), scales(37, block_size)]),
-        QuantFormat::Int8BlockAsym { block_size } => {
-            let zero = random(s, &[n, 37usize.div_ceil(block_size as usize)], -3.0, 200.0, seed + 2);
-            (37, vec![bytes(&[n, 37], seed), scales(37, block_size), zero])
-        }
-        QuantFormat::Int4Block { block_size } => (37, vec![bytes(&[n, 19], seed), scales(37, block_size)]),
-        QuantFormat::Fp8E4m3 => (37, vec![bytes(&[n, 37], seed), random(DType::F32, &[n], -2.0, 2.0, seed + 1)]),
-        QuantFormat::Fp8E5m2 => (37, vec![bytes(&[n, 37], seed), random(DType::F32, &[], -2.0, 2.0, seed + 1)]),
-        QuantFormat::Nvfp4 => {
-            let global = random(DType::F32, &[], 0.0, 0.01, seed + 2);
-            (48, vec![bytes(&[n, 24], seed), bytes(&[n, 3], seed + 1), global])
-        }
-        QuantFormat::Q4_0
-        | QuantFormat::Q4_1
-        | QuantFormat::Q5_0
-        | QuantFormat::Q5_1
-        | QuantFormat::Q8_0
-        | QuantFormat::Q2_K
-        | QuantFormat::Q3_K
-        | QuantFormat::Q4_K
-        | QuantFormat::Q5_K
-        | QuantFormat::Q6_K
-        | QuantFormat::Q8_K => {
-            let (qk, bb) = format.ggml_block().unwrap();
-            let blocks = if qk == 32 { 3 } else { 2 };
-            let mut w = bytes(&[n, blocks * bb], seed).bytes().to_vec();
-            if format == QuantFormat::Q8_K {
-                // Q8_K's f32 scale from random bits reaches 1e38, where sums overflow in an
-                // order-dependent way: draw it from [-1, 1) instead.
-                let mut r = Rng(seed | 1);
-                for block in w.chunks_exact_mut(bb) {
-                    block[..4].copy_from_slice(&(r.uniform(-1.0, 1.0) as f32).to_le_bytes());
-                }
-            }
-            (qk * blocks, vec![Tensor::from_bytes(DType::U8, &[n, blocks * bb], w).unwrap()])
-        }
-    }
-}
-
-/// K for `format` (case `c`: K not a multiple of the unit or block where the format allows it)
-/// and the weight inputs for `[N, K]`, scale dtype `s` where the format has one.
-fn weights_k(format: QuantFormat, n: usize, c: usize, s: DType, seed: u64) -> (usize, Vec<Tensor>) {
-    let nb = |k: usize, b: u32| k.div_ceil(b as usize);
-    let scales = |k: usize, b: u32| random(s, &[n, nb(k, b)], -1.0, 1.0, seed + 1);
-    let k = [37, 64, 100][c % 3];
-    match format {
-        QuantFormat::Int8Block { block_size: b } => (k, vec![as_i8(bytes(&[n, k], seed)), scales(k, b)]),
-        QuantFormat::Int8BlockAsym { block_size: b } => {
-            let zero = random(s, &[n, nb(k, b)], -3.0, 200.0, seed + 2);
-            let w = if c.is_multiple_of(2) { as_i8(bytes(&[n, k], seed)) } else { bytes(&[n, k], seed) };
-            (k, vec![w, scales(k, b), zero])
-        }
-        QuantFormat::Int4Block { block_size: b } => (k, vec![bytes(&[n, k.div_ceil(2)], seed), scales(k, b)]),
-        QuantFormat::Fp8E4m3 | QuantFormat::Fp8E5m2 => {
-            let scale: &[usize] = if c.is_multiple_of(2) { &[n] } else { &[] };
-            (k, vec![bytes(&[n, k], seed), random(DType::F32, scale, -2.0, 2.0, seed + 1)])
-        }
-        QuantFormat::Nvfp4 => {
-            let k = [48, 64, 80][c % 3];
-            let global = random(DType::F32, &[], 0.0, 0.01, seed + 2);
-            (k, vec![bytes(&[n, k / 2], seed), bytes(&[n, k / 16], seed + 1), global])
-        }
-        QuantFormat::Q4_0
-        | QuantFormat::Q4_1
-        | QuantFormat::Q5_0
-        | QuantFormat::Q5_1
-        | QuantFormat::Q8_0
-        | QuantFormat::Q2_K
-        | QuantFormat::Q3_K
-        | QuantFormat::Q4_K
-        | QuantFormat::Q5_K
-        | QuantFormat::Q6_K
-        | QuantFormat::Q8_K => weights(format, n, s, seed),
-    }
-}
-
-/// `QuantMatMul(x, ws)` on `be`.
-fn quant_matmul(be: &dyn backend_api::Backend, format: QuantFormat, x: &Tensor, ws: &[Tensor]) -> Tensor {
-    let mut g = GraphBuilder::new();
-    let xv = g.input("x", x.dtype(), x.shape().to_vec()).unwrap();
-    let names: Vec<String> = (0..ws.len()).map(|i| format!("w{i}")).collect();
-    let wv: Vec<_> = ws.iter().zip(&names).map(|(w, n)| g.input(n, w.dtype(), w.shape().to_vec()).unwrap()).collect();
-    let y = g.quant_matmul(xv, &wv, format).unwrap();
-    g.output(y).unwrap();
-    let graph = g.build().unwrap();
-    let mut inputs = vec![("x", x)];
-    inputs.extend(names.iter().map(|n| n.as_str()).zip(ws));
-    run(be, &graph, &inputs).remove(0)
-}
-
-/// `M = Σ_k |x[m, k]|·|W[n, k]|` for x `[M, K]` and `W` decoded by cpu-ref.
-fn magnitudes(format: QuantFormat, x: &Tensor, ws: &[Tensor], k: usize) -> Vec<f64> {
-    let eye: Vec<f64> = (0..k * k).map(|i| if i / k == i % k { 1.0 } else { 0.0 }).collect();
-    let wt = quant_matmul(cpu(), format, &common::tensor(DType::F32, &[k, k], &eye), ws);
-    let (w, n) = (wt.view().to_f64_lossy(), wt.shape()[1]);
-    let xs = x.view().to_f64_lossy();
-    let m = xs.len() / k;
-    (0..m * n).map(|i| (0..k).map(|j| (xs[(i / n) * k + j] * w[j * n + i % n]).abs()).sum()).collect()
-}
+use common::quant::{as_i8, bytes, magnitudes, quant_matmul, weights};
+use common::{approx, check, cpu, random, wgpu};
 
 /// Every format on every row count, x dtypes and scale dtypes taken in turn.
 #[test]
@@ -160,7 +44,7 @@ fn every_format_matches_cpu_ref() {
             let sd = [DType::F32, DType::F16][turn % 2];
             let n = [5, 67, 3][ri];
             let seed = (fi * 10 + ri) as u64;
-            let (k, mut ws) = weights(format, n, sd, seed);
+            let (k, mut ws) = weights(format, &[], n, sd, seed);
             if matches!(format, QuantFormat::Int8BlockAsym { .. }) && turn % 2 == 0 {
                 ws[0] = as_i8(ws[0].clone());
             }
@@ -215,6 +99,43 @@ fn every_fp8_code_decodes_exactly() {
     let (got, want) =
         (quant_matmul(wgpu(), QuantFormat::Nvfp4, &x, &ws), quant_matmul(cpu(), QuantFormat::Nvfp4, &x, &ws));
     check("Nvfp4 block scales", &got, &want, None, None);
+}
+
+/// K for `format` (case `c`: K not a multiple of the unit or block where the format allows it)
+/// and the weight inputs for `[N, K]`, scale dtype `s` where the format has one.
+fn weights_k(format: QuantFormat, n: usize, c: usize, s: DType, seed: u64) -> (usize, Vec<Tensor>) {
+    let nb = |k: usize, b: u32| k.div_ceil(b as usize);
+    let scales = |k: usize, b: u32| random(s, &[n, nb(k, b)], -1.0, 1.0, seed + 1);
+    let k = [37, 64, 100][c % 3];
+    match format {
+        QuantFormat::Int8Block { block_size: b } => (k, vec![as_i8(bytes(&[n, k], seed)), scales(k, b)]),
+        QuantFormat::Int8BlockAsym { block_size: b } => {
+            let zero = random(s, &[n, nb(k, b)], -3.0, 200.0, seed + 2);
+            let w = if c.is_multiple_of(2) { as_i8(bytes(&[n, k], seed)) } else { bytes(&[n, k], seed) };
+            (k, vec![w, scales(k, b), zero])
+        }
+        QuantFormat::Int4Block { block_size: b } => (k, vec![bytes(&[n, k.div_ceil(2)], seed), scales(k, b)]),
+        QuantFormat::Fp8E4m3 | QuantFormat::Fp8E5m2 => {
+            let scale: &[usize] = if c.is_multiple_of(2) { &[n] } else { &[] };
+            (k, vec![bytes(&[n, k], seed), random(DType::F32, scale, -2.0, 2.0, seed + 1)])
+        }
+        QuantFormat::Nvfp4 => {
+            let k = [48, 64, 80][c % 3];
+            let global = random(DType::F32, &[], 0.0, 0.01, seed + 2);
+            (k, vec![bytes(&[n, k / 2], seed), bytes(&[n, k / 16], seed + 1), global])
+        }
+        QuantFormat::Q4_0
+        | QuantFormat::Q4_1
+        | QuantFormat::Q5_0
+        | QuantFormat::Q5_1
+        | QuantFormat::Q8_0
+        | QuantFormat::Q2_K
+        | QuantFormat::Q3_K
+        | QuantFormat::Q4_K
+        | QuantFormat::Q5_K
+        | QuantFormat::Q6_K
+        | QuantFormat::Q8_K => weights(format, &[], n, s, seed),
+    }
 }
 
 /// The decode GEMV (M = 1 ..= 8 rows of x): every format and row count, x F32/F16/BF16 and

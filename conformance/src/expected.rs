@@ -21,11 +21,9 @@ pub struct ExpectedUnsupported {
 const WGPU_NO_RESIZE_IN_REGION: &str =
     "TransformRegion decomposes into ResizeNearest + its region, and wgpu has no ResizeNearest kernel";
 const WGPU_NO_RESIZE: &str = "wgpu has no ResizeNearest kernel";
-const WGPU_NO_QUANT_GROUPED: &str = "wgpu has no QuantGroupedMatMul kernel (§2.6.6) yet";
 
 /// Every expected `Unsupported`, by backend.
 pub const EXPECTED_UNSUPPORTED: &[ExpectedUnsupported] = &[
-    ExpectedUnsupported { backend: "wgpu", row: "QuantGroupedMatMul", dtype: None, reason: WGPU_NO_QUANT_GROUPED },
     ExpectedUnsupported { backend: "wgpu", row: "ResizeNearest", dtype: None, reason: WGPU_NO_RESIZE },
     ExpectedUnsupported { backend: "wgpu", row: "TransformRegion", dtype: None, reason: WGPU_NO_RESIZE_IN_REGION },
 ];

@@ -1,5 +1,5 @@
-//! Renders every QuantMatMul kernel variant (each format with each x dtype and each weight dtype
-//! combination it takes) and validates it with naga.
+//! Renders every QuantMatMul and QuantGroupedMatMul kernel variant (each format with each x dtype
+//! and each weight dtype combination it takes) and validates it with naga.
 
 use backend_api::op::QuantFormat;
 use backend_api::DType;
@@ -47,6 +47,12 @@ fn every_quant_variant_is_valid() {
                 let name = format!("{} x {x} w {ws:?}", f.name());
                 let src = shaders::linalg::quant::module_for(f, x, &ws).unwrap_or_else(|| panic!("{name}: none"));
                 validate(&name, &src.unwrap_or_else(|e| panic!("{name}: {e}")));
+                let name = format!("grouped {name}");
+                let src =
+                    shaders::linalg::quant::grouped_module_for(f, x, &ws).unwrap_or_else(|| panic!("{name}: none"));
+                let src = src.unwrap_or_else(|e| panic!("{name}: {e}"));
+                assert!(src.contains("var<storage, read_write> texp"), "{name}: no tile expert table");
+                validate(&name, &src);
                 count += 1;
             }
         }
@@ -58,6 +64,7 @@ fn every_quant_variant_is_valid() {
 #[test]
 fn other_x_dtypes_and_wrong_scales_are_refused() {
     assert!(shaders::linalg::quant::module_for(QuantFormat::Q8_0, DType::F64, &[DType::U8]).is_none());
+    assert!(shaders::linalg::quant::grouped_module_for(QuantFormat::Q8_0, DType::F64, &[DType::U8]).is_none());
     let bad = shaders::linalg::quant::module_for(
         QuantFormat::Int8Block { block_size: 32 },
         DType::F32,

@@ -27,9 +27,11 @@ use shaders::params::Params;
 mod coop;
 mod grouped;
 mod quant;
+mod quant_grouped;
 mod quant_vec;
 pub use grouped::grouped_matmul;
 pub use quant::quant_matmul;
+pub use quant_grouped::quant_grouped_matmul;
 
 /// Batched GEMMs with at least this many 128 x 128 tiles use the large tile (enough workgroups
 /// to fill a big GPU several times over); smaller ones use 64 x 64 tiles for parallelism. The

@@ -118,6 +118,10 @@ backend_api::dispatch_ops! {
         Op::DotGeneral(a) => linalg::dot_general(b, a, io.input(0)?, io.input(1)?, io.output(0)?),
         Op::GroupedMatMul(_) => linalg::grouped_matmul(b, io.input(0)?, io.input(1)?, io.input(2)?, io.output(0)?),
         Op::QuantMatMul(a) => linalg::quant_matmul(b, a.format, io.input(0)?, io.inputs.get(1..).unwrap_or(&[]), io.output(0)?),
+        Op::QuantGroupedMatMul(a) => match io.inputs.as_slice() {
+            [x, ws @ .., expert] => linalg::quant_grouped_matmul(b, a.format, x, ws, expert, io.output(0)?),
+            _ => bail!(Arity, "QuantGroupedMatMul takes x, the weight inputs and expert"),
+        },
         Op::Softmax { axis } => norm::softmax(b, *axis, io.input(0)?, io.output(0)?),
         Op::LogSoftmax { axis } => norm::log_softmax(b, *axis, io.input(0)?, io.output(0)?),
         Op::LayerNorm(a) => norm::layer_norm(b, a, io.input(0)?, io.input(1)?, io.opt_input(2), io.output(0)?),
@@ -141,7 +145,7 @@ backend_api::dispatch_ops! {
     }
     missing => not_lowered(&io.node.op),
     [
-        QuantGroupedMatMul, GroupNorm, LayerNorm2d, AttentionBackward, Conv,
+        GroupNorm, LayerNorm2d, AttentionBackward, Conv,
         ConvTranspose, Pool,
         Im2Col, ResizeNearest, Rnn, Gru, Lstm, SelectiveScan, Mamba2, GatedDeltaNet, Scan, Fft, LogMel,
         WelchPeaks, If, While, ElementwiseRegion, BatchElementwiseRegion, TransformRegion, Custom,

@@ -6,6 +6,8 @@ use backend_api::{Backend, DType, Graph, Tensor};
 use half::{bf16, f16};
 use std::sync::OnceLock;
 
+pub mod quant;
+
 pub fn wgpu() -> &'static dyn Backend {
     static B: OnceLock<Box<dyn Backend>> = OnceLock::new();
     B.get_or_init(|| backend_api::create("wgpu").expect("a wgpu adapter (install mesa-vulkan-drivers)")).as_ref()

@@ -19,7 +19,8 @@ crate::params! {
         pub rows_per_tile: u32,
         /// Tiles of the padded layout (T).
         pub tiles: u32,
-        /// Elements of one expert's weight matrix (K · N).
+        /// The unit of the tile table: elements of one expert's weight matrix (K · N) for
+        /// GroupedMatMul's weight offsets, 1 for QuantGroupedMatMul's expert ids.
         pub expert_elems: u32,
         /// Rows of the padded layout (T · P).
         pub padded_rows: u32,
@@ -72,7 +73,8 @@ pub fn scan_module() -> String {
     join(&[COMMON, GROUPED_COMMON, GROUPED_SCAN])
 }
 
-/// Step 3. Bindings: 1 tile starts, 2 tile weight offsets (T), 3 source rows (T · P).
+/// Step 3. Bindings: 1 tile starts, 2 tile table (T: each tile's expert times
+/// [`GroupParams::expert_elems`]), 3 source rows (T · P).
 pub fn tiles_module() -> String {
     join(&[COMMON, GROUPED_COMMON, GROUPED_TILES])
 }

@@ -4,7 +4,8 @@
 //! of `linalg_quant_decode.wgsl` and, for the GGML block formats, `linalg_quant_ggml.wgsl`.
 //!
 //! Bindings: 1 `x`, 2 `w` (always read as raw bytes), then the format's other weight inputs in
-//! their order, then `out`.
+//! their order, then `out`; the grouped form ([`grouped_module_for`], QuantGroupedMatMul §2.6.6)
+//! then binds the expert of each row tile.
 
 use crate::{module, render, tensor_binding, Access, COMMON};
 use backend_api::op::QuantFormat;
@@ -25,7 +26,8 @@ pub const QUANT_CHUNK: u32 = 32;
 crate::params! {
     /// `QuantParams` of `linalg_quant_gemv.wgsl`.
     pub struct QuantParams {
-        /// Rows of x (the product of its leading dims).
+        /// Rows of x (the product of its leading dims; in the grouped form, the rows of the
+        /// padded layout of row tiles).
         pub m: u32,
         /// Output columns N (rows of W).
         pub n: u32,
@@ -144,10 +146,23 @@ pub fn module_for(format: QuantFormat, x: DType, ws: &[DType]) -> Option<Result<
     if !matches!(x, DType::F32 | DType::F16 | DType::BF16) {
         return None;
     }
-    Some(render_for(format, x, ws))
+    Some(render_for(format, x, ws, false))
 }
 
-fn render_for(format: QuantFormat, x: DType, ws: &[DType]) -> Result<String, String> {
+/// The QuantGroupedMatMul form of [`module_for`]: the kernel runs over `x` rows sorted into tiles
+/// of [`QUANT_ROWS`] rows of one expert each, and after `out` binds a `u32` table holding the
+/// expert of each tile (every entry below E; the index is clamped to the table). The weight
+/// inputs have a leading expert dim E: row `e · N + n` of each is row `n` of expert `e`.
+pub fn grouped_module_for(format: QuantFormat, x: DType, ws: &[DType]) -> Option<Result<String, String>> {
+    if !matches!(x, DType::F32 | DType::F16 | DType::BF16) {
+        return None;
+    }
+    Some(render_for(format, x, ws, true))
+}
+
+/// The kernel for `format`, grouped (the expert of each row tile read from a table bound after
+/// `out`) or not (expert 0).
+fn render_for(format: QuantFormat, x: DType, ws: &[DType], grouped: bool) -> Result<String, String> {
     let (extra, expr) = decode(format, ws)?;
     let mut tensors = tensor_binding("x", 1, x, Access::Read);
     tensors += &tensor_binding("w", 2, DType::U8, Access::Read);
@@ -157,7 +172,13 @@ fn render_for(format: QuantFormat, x: DType, ws: &[DType]) -> Result<String, Str
         next += 1;
     }
     tensors += &tensor_binding("out", next, x, Access::Write);
-    let body = render(QUANT_GEMV, &[("TENSORS", &tensors), ("DECODE", &expr)])?;
+    let expert = if grouped {
+        tensors += &format!("@group(0) @binding({}) var<storage, read_write> texp: array<u32>;\n", next + 1);
+        "texp[min(row0 / ROWS, arrayLength(&texp) - 1u)]"
+    } else {
+        "0u"
+    };
+    let body = render(QUANT_GEMV, &[("TENSORS", &tensors), ("DECODE", &expr), ("EXPERT", expert)])?;
     let mut parts = vec![COMMON, body.as_str()];
     parts.extend_from_slice(decode_helpers(format));
     Ok(module(&parts))

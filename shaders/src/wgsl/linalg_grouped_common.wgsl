@@ -18,7 +18,8 @@ struct GroupParams {
     rows_per_tile: u32,
     // Tiles of the padded layout (T, a static upper bound of the tiles in use).
     tiles: u32,
-    // Elements of one expert's weight matrix (K · N).
+    // Unit of the tile table: elements of one expert's weight matrix (K · N) for the weight
+    // offsets of GroupedMatMul, 1 for the expert ids of QuantGroupedMatMul.
     expert_elems: u32,
     // Rows of the padded layout (T · P).
     padded_rows: u32,

@@ -1,7 +1,8 @@
 // GroupedMatMul grouping, step 3: one invocation per padded row r marks it empty (src[r] = NONE,
 // filled by step 4 for the rows in use) and, for r below the tile count T, finds the expert of
 // tile r by binary search in tstart and stores the offset of that expert's weight matrix
-// (boff[r] = e · K · N). Tiles past tstart[E] hold only padding and read expert 0.
+// (boff[r] = e · K · N; QuantGroupedMatMul sets the unit to 1 and reads e itself). Tiles past
+// tstart[E] hold only padding and read expert 0.
 
 @group(0) @binding(1) var<storage, read_write> tstart: array<u32>;
 @group(0) @binding(2) var<storage, read_write> boff: array<u32>;

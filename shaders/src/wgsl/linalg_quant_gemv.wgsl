@@ -5,6 +5,11 @@
 // spec's product order) and multiply it into the ROWS rows of x. Partial sums are f32 and added
 // by a tree in workgroup memory; invocation r < ROWS stores row r. Rows past M re-read row M - 1
 // and are never stored. The kernel is not trusted: indices rely on the runtime bounds checks.
+//
+// QuantGroupedMatMul (§2.6.6) runs the same kernel over rows sorted by expert into tiles of ROWS
+// rows (`linalg_grouped_*.wgsl`): EXPERT then gives the expert e of the workgroup's tile, and
+// W[n, k] of expert e is row e · N + n of the weight inputs, laid out [E, N, ...]. For
+// QuantMatMul EXPERT is 0.
 
 struct QuantParams {
     // Rows of x (the product of its leading dims).
@@ -32,7 +37,7 @@ const CH: u32 = 32u;
 {{TENSORS}}
 var<workgroup> red: array<f32, 256>;
 
-// W[n, k] of expert e (0 here: one weight), decoded.
+// W[n, k] of expert e, decoded (n counts rows over every expert: e · N + column).
 fn wq(n: u32, k: u32, e: u32) -> f32 {
     return {{DECODE}};
 }
@@ -47,6 +52,9 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3
     }
     let n = g % p.n;
     let row0 = (g / p.n) * ROWS;
+    // The lowering keeps E · N within 32 bits.
+    let e = {{EXPERT}};
+    let wn = e * p.n + n;
     var acc = array<f32, 4>(0.0, 0.0, 0.0, 0.0);
     // The lowering keeps K + CH within 32 bits.
     let chunks = (p.k + CH - 1u) / CH;
@@ -54,7 +62,7 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3
         let k0 = c * CH;
         let k1 = min(p.k, k0 + CH);
         for (var k = k0; k < k1; k = k + 1u) {
-            let w = wq(n, k, 0u);
+            let w = wq(wn, k, e);
             for (var r = 0u; r < ROWS; r = r + 1u) {
                 let row = min(row0 + r, p.m - 1u);
                 acc[r] = acc[r] + ld_x(row * p.k + k) * w;

@@ -19,6 +19,10 @@
 //! product gets (the tensor-core kernel for F16 where the device has one, else the tiled
 //! ones), so that big groups run at the dense kernel's speed with at most E partly filled
 //! tiles; for at most 8 rows (decode) P = 1 and each row is one GEMV of its expert's matrix.
+//!
+//! Steps 1–4 (`group_rows`) and the row moves (`move_rows`) are shared with
+//! QuantGroupedMatMul (`quant_grouped.rs`), whose tile table holds expert ids instead of weight
+//! offsets.
 
 use super::super::builder::{u32_of, Kernel, Lower, Operand};
 use super::super::{indexing, Grid};
@@ -26,7 +30,7 @@ use super::{check_types, choose_variant, gemm_as, Gemm, Strided, SKINNY_MAX_ROWS
 use crate::device::DeviceCaps;
 use crate::pipelines::BindKind;
 use backend_api::op::{GroupedMatMulAttrs, Op};
-use backend_api::{bail, DType, Error, ErrorKind, Result};
+use backend_api::{bail, ensure, DType, Error, ErrorKind, Result};
 use shaders::linalg::grouped::{
     count_module, place_module, rows_module, scan_module, tiles_module, GroupParams, GroupRowsParams, SCAN_THREADS,
 };
@@ -48,6 +52,46 @@ pub fn grouped_matmul(b: &mut Lower<'_>, x: &Operand, w: &Operand, expert: &Oper
         return b.zero(out);
     }
     let (variant, rows) = plan(b.caps(), x, w, [m, n, k])?;
+    let kn = checked(k, n, "elements of an expert's weight")?;
+    let Grouping { tiles, padded, table: boff, src, pos } = group_rows(b, expert, e, rows, kn)?;
+    // 5.–7. Sorted rows, their products, and the products in row order.
+    let xs = b.temp(x.dtype, vec![padded, k])?;
+    move_rows(b, x, &src, &xs)?;
+    let ys = b.temp(out.dtype, vec![padded, n])?;
+    let g = Gemm {
+        dtype: out.dtype,
+        batch_dims: vec![tiles],
+        m: rows,
+        n,
+        k,
+        a: Strided { window: xs.window, batch: vec![checked(rows, k, "elements of a row tile")?], rs: k, cs: 1 },
+        b: Strided { window: w.window, batch: vec![kn], rs: n, cs: 1 },
+        bias: None,
+    };
+    gemm_as(b, &g, variant, Epilogue::Store, &ys, Some(boff.window))?;
+    move_rows(b, &ys, &pos, out)
+}
+
+/// The tables of steps 1–4: how the rows of x sit in the padded layout of row tiles.
+pub(super) struct Grouping {
+    /// Row tiles of the padded layout (T, a bound on the tiles in use).
+    pub tiles: usize,
+    /// Rows of the padded layout (T · P).
+    pub padded: usize,
+    /// U32 `[T]`: `e · unit` for the expert e of each tile in use, 0 for the tiles past them.
+    pub table: Operand,
+    /// U32 `[T · P]`: the row of x of each padded row, `NONE` for padding.
+    pub src: Operand,
+    /// U32 `[M]`: the padded row of each row of x, `NONE` for a row of an out-of-range expert.
+    pub pos: Operand,
+}
+
+/// Steps 1–4 for the expert ids `expert` (`[M]`, index dtype, M ≥ 1) of `e` ≥ 1 experts and tiles
+/// of `rows` rows; `unit` scales the tile table (the elements of one expert's weight for the
+/// grouped GEMM's weight offsets, 1 for expert ids).
+pub(super) fn group_rows(b: &mut Lower<'_>, expert: &Operand, e: usize, rows: usize, unit: usize) -> Result<Grouping> {
+    let &[m] = expert.dims.as_slice() else { bail!(Shape, "grouped matmul expert ids {:?} must be [M]", expert.dims) };
+    ensure!(m > 0 && e > 0 && rows > 0, Shape, "grouping {m} rows over {e} experts in tiles of {rows} rows");
     let tiles = (m / rows).saturating_add(e.min(m)).min(m);
     let padded = checked(tiles, rows, "padded rows")?;
     let p = GroupParams {
@@ -55,11 +99,13 @@ pub fn grouped_matmul(b: &mut Lower<'_>, x: &Operand, w: &Operand, expert: &Oper
         e: u32_of(e, "experts")?,
         rows_per_tile: u32_of(rows, "rows per tile")?,
         tiles: u32_of(tiles, "row tiles")?,
-        expert_elems: u32_of(checked(k, n, "elements of an expert's weight")?, "elements of an expert's weight")?,
+        expert_elems: u32_of(unit, "the tile table's unit")?,
         padded_rows: u32_of(padded, "padded rows")?,
         chunk: u32_of(e.div_ceil(SCAN_THREADS as usize), "experts per scan invocation")?,
         ..GroupParams::default()
     };
+    // Tile table entries e · unit with e < E must fit too.
+    u32_of(checked(e, unit, "table entries")?, "table entries")?;
     let ids = (expert.window, BindKind::Read);
     // 1. Counts and slots.
     let counts = b.temp(DType::U32, vec![e])?;
@@ -72,10 +118,11 @@ pub fn grouped_matmul(b: &mut Lower<'_>, x: &Operand, w: &Operand, expert: &Oper
     let tstart = b.temp(DType::U32, vec![e.saturating_add(1)])?;
     let bindings = vec![(counts.window, BindKind::Read), (tstart.window, BindKind::Write)];
     push(b, scan_module(), bindings, &p, Grid::Workgroups([1, 1, 1]));
-    // 3. Weight offset of each tile; empty padded rows.
-    let boff = b.temp(DType::U32, vec![tiles])?;
+    // 3. Table entry of each tile; empty padded rows.
+    let table = b.temp(DType::U32, vec![tiles])?;
     let src = b.temp(DType::U32, vec![padded])?;
-    let bindings = vec![(tstart.window, BindKind::Read), (boff.window, BindKind::Write), (src.window, BindKind::Write)];
+    let bindings =
+        vec![(tstart.window, BindKind::Read), (table.window, BindKind::Write), (src.window, BindKind::Write)];
     push(b, tiles_module(), bindings, &p, threads(padded)?);
     // 4. Padded position of each row, source row of each used padded row.
     let pos = b.temp(DType::U32, vec![m])?;
@@ -87,22 +134,7 @@ pub fn grouped_matmul(b: &mut Lower<'_>, x: &Operand, w: &Operand, expert: &Oper
         (src.window, BindKind::Write),
     ];
     push(b, shader(place_module(expert.dtype))?, bindings, &p, threads(m)?);
-    // 5.–7. Sorted rows, their products, and the products in row order.
-    let xs = b.temp(x.dtype, vec![padded, k])?;
-    move_rows(b, x, &src, &xs)?;
-    let ys = b.temp(out.dtype, vec![padded, n])?;
-    let g = Gemm {
-        dtype: out.dtype,
-        batch_dims: vec![tiles],
-        m: rows,
-        n,
-        k,
-        a: Strided { window: xs.window, batch: vec![checked(rows, k, "elements of a row tile")?], rs: k, cs: 1 },
-        b: Strided { window: w.window, batch: vec![checked(k, n, "elements of an expert's weight")?], rs: n, cs: 1 },
-        bias: None,
-    };
-    gemm_as(b, &g, variant, Epilogue::Store, &ys, Some(boff.window))?;
-    move_rows(b, &ys, &pos, out)
+    Ok(Grouping { tiles, padded, table, src, pos })
 }
 
 /// The GEMM variant of the grouped product and its rows per tile P: for at most
@@ -134,7 +166,7 @@ fn plan(caps: &DeviceCaps, x: &Operand, w: &Operand, [m, n, k]: [usize; 3]) -> R
 
 /// `out` row r = `x` row `table[r]` (u32), zeros where the entry is not a row: one invocation per
 /// word where rows are whole words (no zeroing pass, no atomics), else the element Gather.
-fn move_rows(b: &mut Lower<'_>, x: &Operand, table: &Operand, out: &Operand) -> Result<()> {
+pub(super) fn move_rows(b: &mut Lower<'_>, x: &Operand, table: &Operand, out: &Operand) -> Result<()> {
     let (&[src_rows, width], &[rows, out_width]) = (x.dims.as_slice(), out.dims.as_slice()) else {
         bail!(Shape, "GroupedMatMul row move of {:?} into {:?}", x.dims, out.dims);
     };

@@ -57,7 +57,7 @@ pub fn quant_matmul(b: &mut Lower<'_>, format: QuantFormat, x: &Operand, ws: &[O
 /// The kernel's params for `[M, N, K, bytes per row of w]`, after checking that every index the
 /// kernel forms fits 32 bits: elements of x and out, bytes of w, scale elements, `K + CH`
 /// (saturated sizes fail the 32-bit check like any other too-large size).
-fn params(format: QuantFormat, ws: &[Operand], [m, n, k, wrow]: [usize; 4]) -> Result<QuantParams> {
+pub(super) fn params(format: QuantFormat, ws: &[Operand], [m, n, k, wrow]: [usize; 4]) -> Result<QuantParams> {
     for (i, w) in ws.iter().enumerate() {
         u32_of(w.numel(), &format!("elements of weight input {i}"))?;
     }

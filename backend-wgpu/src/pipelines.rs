@@ -217,20 +217,24 @@ fn layout_entry(binding: u32, kind: BindKind) -> wgpu::BindGroupLayoutEntry {
     }
 }
 
-/// The shader module of `code`: without runtime checks when the kernel is `trusted` (its source
-/// starts with `shaders::TRUSTED_HEADER`), else with wgpu's bounds checks and loop bounding.
-fn shader_module(device: &wgpu::Device, code: &str, trusted: bool) -> wgpu::ShaderModule {
+/// The shader module of `code` with the runtime checks its source asks for
+/// ([`shaders::trust`]): none for a trusted kernel (its source starts with
+/// `shaders::TRUSTED_HEADER`), bounds checks only for one whose loops are bounded
+/// (`shaders::LOOPS_BOUNDED_HEADER`), else wgpu's bounds checks and loop bounding.
+fn shader_module(device: &wgpu::Device, code: &str, trust: shaders::Trust) -> wgpu::ShaderModule {
     let desc = wgpu::ShaderModuleDescriptor { label: None, source: wgpu::ShaderSource::Wgsl(code.into()) };
-    if trusted {
-        // SAFETY: only renderers whose kernels index in bounds and loop a bounded number of times
-        // for every params value their lowering produces mark them trusted (see
-        // `shaders::TRUSTED_HEADER` and docs/WGPU-KERNELS.md, "Trusted kernels"): what the
-        // removed checks would have caught never happens. `code` is such a kernel, less
-        // functions that nothing calls, which make no access and run no loop.
-        unsafe { device.create_shader_module_trusted(desc, wgpu::ShaderRuntimeChecks::unchecked()) }
-    } else {
-        device.create_shader_module(desc)
+    let mut checks = wgpu::ShaderRuntimeChecks::checked();
+    match trust {
+        shaders::Trust::Checked => return device.create_shader_module(desc),
+        shaders::Trust::LoopsBounded => checks.force_loop_bounding = false,
+        shaders::Trust::Trusted => checks = wgpu::ShaderRuntimeChecks::unchecked(),
     }
+    // SAFETY: only renderers whose kernels loop a bounded number of times (and, for trusted
+    // kernels, index in bounds) for every params value their lowering produces mark them so
+    // (see `shaders::TRUSTED_HEADER`, `shaders::LOOPS_BOUNDED_HEADER` and docs/WGPU-KERNELS.md,
+    // "Trusted kernels"): what the removed checks would have caught never happens. `code` is
+    // such a kernel, less functions that nothing calls, which make no access and run no loop.
+    unsafe { device.create_shader_module_trusted(desc, checks) }
 }
 
 fn build(
@@ -248,7 +252,7 @@ fn build(
     // of a build's time outside the driver.
     let code = if opts.prune { used_functions(source) } else { std::borrow::Cow::Borrowed(source) };
     times.wgsl_bytes.fetch_add(u64::try_from(code.len()).unwrap_or(u64::MAX), Ordering::Relaxed);
-    let module = shader_module(device, &code, shaders::is_trusted(source));
+    let module = shader_module(device, &code, shaders::trust(source));
     BuildTimes::add(&times.modules_ns, t0.elapsed());
     let t1 = Instant::now();
     let entries: Vec<_> = (0u32..).zip(kinds).map(|(i, k)| layout_entry(i, *k)).collect();

@@ -162,6 +162,40 @@ pub fn is_trusted(src: &str) -> bool {
     src.starts_with(TRUSTED_HEADER)
 }
 
+/// First line of a kernel whose every loop terminates by construction (a counter that cannot
+/// wrap stepping towards a bound, for every params value its lowering can produce) but whose
+/// memory accesses are not all proven in bounds: the pipeline cache builds it with wgpu's bounds
+/// checks and without its loop bounding, the counter wgpu adds to every loop, which kept the NVIDIA
+/// compiler from pipelining the quantised GEMV's loads (docs/WGPU-KERNELS.md, "Trusted kernels").
+pub const LOOPS_BOUNDED_HEADER: &str = "// loops bounded: every loop terminates by construction\n";
+
+/// `src` marked as a kernel with bounded loops (see [`LOOPS_BOUNDED_HEADER`]).
+pub fn loops_bounded(src: &str) -> String {
+    format!("{LOOPS_BOUNDED_HEADER}{src}")
+}
+
+/// The runtime checks a kernel's source asks for, from its first line.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Trust {
+    /// wgpu's bounds checks and loop bounding (the default).
+    Checked,
+    /// Bounds checks only ([`LOOPS_BOUNDED_HEADER`]).
+    LoopsBounded,
+    /// Neither ([`TRUSTED_HEADER`]).
+    Trusted,
+}
+
+/// The [`Trust`] of `src`.
+pub fn trust(src: &str) -> Trust {
+    if src.starts_with(TRUSTED_HEADER) {
+        Trust::Trusted
+    } else if src.starts_with(LOOPS_BOUNDED_HEADER) {
+        Trust::LoopsBounded
+    } else {
+        Trust::Checked
+    }
+}
+
 /// Joins the common helpers, the maths library and a rendered family into one module.
 pub fn module(parts: &[&str]) -> String {
     parts.join("\n")

@@ -51,7 +51,10 @@ fn every_quant_vec_variant_is_valid() {
                     };
                     let name = format!("{} x {x} w {ws:?} {shape:?}", f.name());
                     let src = module_for(f, x, &ws, shape).unwrap_or_else(|| panic!("{name}: none"));
-                    validate(&name, &src.unwrap_or_else(|e| panic!("{name}: {e}")));
+                    let src = src.unwrap_or_else(|e| panic!("{name}: {e}"));
+                    // Built without wgpu's loop bounding, with its bounds checks.
+                    assert_eq!(shaders::trust(&src), shaders::Trust::LoopsBounded, "{name}");
+                    validate(&name, &src);
                     count += 1;
                 }
             }

@@ -181,7 +181,7 @@ fn render_for(format: QuantFormat, x: DType, ws: &[DType], grouped: bool) -> Res
     let body = render(QUANT_GEMV, &[("TENSORS", &tensors), ("DECODE", &expr), ("EXPERT", expert)])?;
     let mut parts = vec![COMMON, body.as_str()];
     parts.extend_from_slice(decode_helpers(format));
-    Ok(module(&parts))
+    Ok(crate::loops_bounded(&module(&parts)))
 }
 
 /// The WGSL helpers a [`decode`] expression of `format` calls (to append to a module).

@@ -203,6 +203,61 @@ pub fn module_for(format: QuantFormat, x: DType, ws: &[DType], shape: QuantVecSh
     Some(render_for(format, x, ws, shape))
 }
 
+/// The unrolled body of the kernel's item loop for `rows` rows of x, `cols` columns and `xg`
+/// groups of 4 elements per item: the x vectors of the item loaded once (`x<j>_<r>`), then per
+/// column the item decoded by `item` and its dot products added to `acc[r * C + c]`.
+fn item_body(rows: u32, cols: u32, xg: u32, item: &str, kof: &str) -> String {
+    let mut b = String::new();
+    for j in 0..xg {
+        b += &format!("        let k{j} = {kof}(u, i, {j}u);\n");
+        for r in 0..rows {
+            b += &format!("        let x{j}_{r} = xv({r}u * p.k + k{j});\n");
+        }
+    }
+    for c in 0..cols {
+        b += &format!("        let n{c} = min(col0 + {c}u, p.n - 1u);\n");
+        b += &format!("        let w{c} = {item}(n{c}, n{c} * p.wrow, u, i);\n");
+        for r in 0..rows {
+            let dots: Vec<String> = (0..xg).map(|j| format!("dot(w{c}[{j}], x{j}_{r})")).collect();
+            let a = r * cols + c;
+            b += &format!("        acc[{a}] = acc[{a}] + {};\n", dots.join(" + "));
+        }
+    }
+    b
+}
+
+/// The unrolled body of the kernel's tail loop (element `k` past the whole units, decoded by
+/// `wq` per column).
+fn tail_body(rows: u32, cols: u32) -> String {
+    let mut b = String::new();
+    for r in 0..rows {
+        b += &format!("        let x_{r} = ld_x({r}u * p.k + k);\n");
+    }
+    for c in 0..cols {
+        b += &format!("        let v{c} = wq(min(col0 + {c}u, p.n - 1u), k, 0u);\n");
+        for r in 0..rows {
+            let a = r * cols + c;
+            b += &format!("        acc[{a}] = acc[{a}] + x_{r} * v{c};\n");
+        }
+    }
+    b
+}
+
+/// The unrolled column sums and stores: lane 0 of the group stores row r of column c.
+fn store_body(rows: u32, cols: u32) -> String {
+    let mut b = String::new();
+    for c in 0..cols {
+        for r in 0..rows {
+            let a = r * cols + c;
+            b += &format!("    let s{a} = col_sum(ids, cl, acc[{a}]);\n");
+            b += &format!(
+                "    if (lane == 0u && col0 + {c}u < p.n && g < p.groups) {{ st_out({r}u * p.n + col0 + {c}u, s{a}); }}\n"
+            );
+        }
+    }
+    b
+}
+
 fn render_for(format: QuantFormat, x: DType, ws: &[DType], shape: QuantVecShape) -> Result<String, String> {
     let (extra, expr) = decode(format, ws)?;
     let (x_decl, xv) = x_access(x, shape.vec_x);
@@ -232,19 +287,19 @@ fn render_for(format: QuantFormat, x: DType, ws: &[DType], shape: QuantVecShape)
         ("G", num(it.g)),
         ("XG", num(it.xg)),
         ("ACC", num(shape.rows * shape.columns)),
-        ("XR", num(shape.rows * it.xg)),
         ("TENSORS", tensors),
         ("XV", xv),
         ("DECODE", expr),
-        ("ITEM", it.item.to_string()),
-        ("KOF", it.kof.to_string()),
+        ("ITEMBODY", item_body(shape.rows, shape.columns, it.xg, it.item, it.kof)),
+        ("TAILBODY", tail_body(shape.rows, shape.columns)),
+        ("STOREBODY", store_body(shape.rows, shape.columns)),
     ];
     let slots: Vec<(&str, &str)> = slots.iter().map(|(k, v)| (*k, v.as_str())).collect();
     let body = render(QUANT_VEC, &slots)?;
     let reduce = if shape.subgroups { QUANT_VEC_SG } else { QUANT_VEC_WG };
     let mut parts = vec![COMMON, body.as_str(), reduce, unit_src.as_str()];
     parts.extend_from_slice(decode_helpers(format));
-    Ok(module(&parts))
+    Ok(crate::loops_bounded(&module(&parts)))
 }
 
 /// The binding of `x` (dtype `d`) with `ld_x(i)` and `xv(i)` (see the template): as 4-element

@@ -4,7 +4,9 @@
 // each element W[n, k] of the chunk with `wq` (the format's formula of §2.6.7, in f32 and in the
 // spec's product order) and multiply it into the ROWS rows of x. Partial sums are f32 and added
 // by a tree in workgroup memory; invocation r < ROWS stores row r. Rows past M re-read row M - 1
-// and are never stored. The kernel is not trusted: indices rely on the runtime bounds checks.
+// and are never stored. Loops bounded (`LOOPS_BOUNDED_HEADER`), not trusted: the chunk loop steps
+// by QWG from below ceil(K / CH) and the lowering keeps K + CH within 32 bits, the k loop runs
+// at most CH times, the others a constant number; indices rely on the runtime bounds checks.
 //
 // QuantGroupedMatMul (§2.6.6) runs the same kernel over rows sorted by expert into tiles of ROWS
 // rows (`linalg_grouped_*.wgsl`): EXPERT then gives the expert e of the workgroup's tile, and

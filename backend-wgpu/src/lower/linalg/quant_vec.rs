@@ -20,8 +20,10 @@ use shaders::params::Params;
 const SUBGROUP_LANES: std::ops::RangeInclusive<u32> = 8..=64;
 /// Output columns per lane group: each x vector a lane loads serves this many columns, which
 /// divides the x traffic through L1 (for 8 rows of F32 x it is 32 bytes per weight and column),
-/// at the cost of registers for the accumulators (rows x columns).
-const COLUMNS: u32 = 4;
+/// at the cost of registers for the accumulators (rows x columns) and of workgroups. On an H200
+/// (`quant.columns` swept over 1, 2, 4 for seven formats at 1, 4 and 8 rows) 2 was fastest or
+/// within 10% of it everywhere; 4 lost up to 25% at one row, 1 lost up to 2x at eight.
+const COLUMNS: u32 = 2;
 
 /// The kernel layout for `m` rows of x of dtype `x` and contraction length `k` on `caps`, or
 /// `None` when the rows are too many for it (the generic kernel takes them).
@@ -176,13 +178,17 @@ mod tests {
     fn columns_share_workgroups_and_large_grids_fold() {
         let mut caps = nvidia();
         caps.limits.max_compute_workgroups_per_dimension = 100;
-        // 8 lane groups of 4 columns per workgroup: 14336 columns in 448 workgroups.
+        // 8 lane groups of 2 columns per workgroup: 14336 columns in 896 workgroups.
         let l = lower_int4(&caps, DType::F32, 1, 14336, 64);
         let Grid::Workgroups([x, y, 1]) = l.kernels()[0].grid else { panic!("not a 2-D grid") };
-        assert!(x <= 100 && y <= 100 && x * y >= 448);
+        assert!(x <= 100 && y <= 100 && x * y >= 896);
         let p = words(&l.kernels()[0].params);
         // m, n, k, wrow, srow, qb, items, kfull, groups
-        assert_eq!(&p[..9], &[1, 14336, 64, 32, 2, 32, 8, 64, 448]);
+        assert_eq!(&p[..9], &[1, 14336, 64, 32, 2, 32, 8, 64, 896]);
+        // `quant.columns` overrides the columns per lane group.
+        caps.tuning.quant_columns = Some(4);
+        let l = lower_int4(&caps, DType::F32, 1, 14336, 64);
+        assert_eq!(words(&l.kernels()[0].params)[8], 448);
     }
 
     #[test]

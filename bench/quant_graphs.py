@@ -4,7 +4,7 @@
 GEMM of the same shapes:
 
 - quant_<fmt>_m<M>: x [M, 4096] (F32; F16 for the GEMM) times W[14336, 4096] stored in <fmt>,
-  M = 1, 4, 8 (decode) and 512 (prefill, Q4_K only); GB/s of the quantised weight bytes plus x
+  M = 1, 4, 8 (decode) and 512 (prefill: Q4_K with F16 and F32 x, Q8_0 with F16 x); GB/s of the quantised weight bytes plus x
   read and out written, and TFLOP/s (2 M N K);
 - dense_<dtype>_m<M>: the same product with a dense W [4096, 14336] (MatMul), F32 and F16.
 
@@ -58,8 +58,11 @@ def main():
     rows = []
     jobs = [(f"quant_{f}_m{m}", lambda f=f, m=m: quant(f, m, "F32"), m) for f in FORMATS for m in (1, 4, 8)]
     jobs += [("quant_q4_k_m512_f16", lambda: quant("q4_k", 512, "F16"), 512)]
+    jobs += [("quant_q4_k_m512_f32", lambda: quant("q4_k", 512, "F32"), 512)]
+    jobs += [("quant_q8_0_m512_f16", lambda: quant("q8_0", 512, "F16"), 512)]
     jobs += [(f"dense_{d.lower()}_m{m}", lambda d=d, m=m: dense(m, d), m) for d in ("F32", "F16") for m in (1, 4, 8)]
     jobs += [("dense_f16_m512", lambda: dense(512, "F16"), 512)]
+    jobs += [("dense_f32_m512", lambda: dense(512, "F32"), 512)]
     for name, make, m in jobs:
         g, nbytes = make()
         with open(f"{out}/{name}.json", "w") as f:

@@ -83,25 +83,7 @@ fn magnitudes(
 
 #[test]
 fn every_format_matches_cpu_ref() {
-    let formats = [
-        QuantFormat::Q8_0,
-        QuantFormat::Int8Block { block_size: 8 },
-        QuantFormat::Int8BlockAsym { block_size: 5 },
-        QuantFormat::Int4Block { block_size: 6 },
-        QuantFormat::Q4_0,
-        QuantFormat::Q4_1,
-        QuantFormat::Q5_0,
-        QuantFormat::Q5_1,
-        QuantFormat::Fp8E4m3,
-        QuantFormat::Fp8E5m2,
-        QuantFormat::Nvfp4,
-        QuantFormat::Q2_K,
-        QuantFormat::Q3_K,
-        QuantFormat::Q4_K,
-        QuantFormat::Q5_K,
-        QuantFormat::Q6_K,
-        QuantFormat::Q8_K,
-    ];
+    let formats = common::quant::EVERY_FORMAT;
     let (mut cases, mut turn) = (0, 0usize);
     for (fi, &format) in formats.iter().enumerate() {
         for (mi, m) in [6usize, 21].into_iter().enumerate() {

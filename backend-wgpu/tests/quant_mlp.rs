@@ -69,16 +69,10 @@ fn mlp(xd: DType, rows: usize, ws: &[Tensor; 3], quant: bool) -> Graph {
     g.build().unwrap()
 }
 
-/// `Wᵀ` `[K, N]` in f32 of a quantised weight of `format`, decoded by cpu-ref as
-/// `QuantMatMul(I_K, W)`.
+/// `Wᵀ` `[K, N]` in f32 of a quantised weight of `format`, decoded by cpu-ref.
 fn dequantised(format: QuantFormat, w: &Tensor, k: usize) -> Tensor {
-    let eye: Vec<f64> = (0..k * k).map(|i| if i / k == i % k { 1.0 } else { 0.0 }).collect();
-    let mut g = GraphBuilder::new();
-    let x = g.input("x", DType::F32, vec![k, k]).unwrap();
-    let y = project(&mut g, x, w, "w", Some(format));
-    g.output(y).unwrap();
-    let graph = g.build().unwrap();
-    run(cpu(), &graph, &[("x", &common::tensor(DType::F32, &[k, k], &eye)), ("w", w)]).remove(0)
+    let (wt, n) = common::quant::decoded_t(format, std::slice::from_ref(w), k);
+    common::tensor(DType::F32, &[k, n], &wt)
 }
 
 /// Runs the MLP on `be` with the weights `ws`.

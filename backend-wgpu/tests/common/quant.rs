@@ -82,6 +82,28 @@ pub fn quant_matmul(be: &dyn backend_api::Backend, format: QuantFormat, x: &Tens
     run(be, &graph, &inputs).remove(0)
 }
 
+/// Every format of §2.6.7 once, with block sizes that leave K ragged (the 32-element formats
+/// first, then the scale-tensor ones, FP8, Nvfp4 and the K-quants).
+pub const EVERY_FORMAT: [QuantFormat; 17] = [
+    QuantFormat::Q8_0,
+    QuantFormat::Int8Block { block_size: 8 },
+    QuantFormat::Int8BlockAsym { block_size: 5 },
+    QuantFormat::Int4Block { block_size: 6 },
+    QuantFormat::Q4_0,
+    QuantFormat::Q4_1,
+    QuantFormat::Q5_0,
+    QuantFormat::Q5_1,
+    QuantFormat::Fp8E4m3,
+    QuantFormat::Fp8E5m2,
+    QuantFormat::Nvfp4,
+    QuantFormat::Q2_K,
+    QuantFormat::Q3_K,
+    QuantFormat::Q4_K,
+    QuantFormat::Q5_K,
+    QuantFormat::Q6_K,
+    QuantFormat::Q8_K,
+];
+
 /// `Wᵀ` (`[K, N]`, as f64) decoded by cpu-ref, as `QuantMatMul(I_K, ws)`, and N.
 pub fn decoded_t(format: QuantFormat, ws: &[Tensor], k: usize) -> (Vec<f64>, usize) {
     let eye: Vec<f64> = (0..k * k).map(|i| if i / k == i % k { 1.0 } else { 0.0 }).collect();

@@ -5,38 +5,7 @@ use backend_api::op::QuantFormat;
 use backend_api::DType;
 
 mod common;
-use common::validate;
-
-/// The weight input dtypes each format takes (`w` first), every combination.
-fn weight_dtypes(f: QuantFormat) -> Vec<Vec<DType>> {
-    let scales = [DType::F32, DType::F16];
-    match f {
-        QuantFormat::Int8Block { .. } | QuantFormat::Int4Block { .. } => {
-            let w = if matches!(f, QuantFormat::Int8Block { .. }) { DType::I8 } else { DType::U8 };
-            scales.iter().map(|&s| vec![w, s]).collect()
-        }
-        QuantFormat::Int8BlockAsym { .. } => {
-            let mut v = Vec::new();
-            for w in [DType::U8, DType::I8] {
-                v.extend(scales.iter().map(|&s| vec![w, s, s]));
-            }
-            v
-        }
-        QuantFormat::Fp8E4m3 | QuantFormat::Fp8E5m2 => vec![vec![DType::U8, DType::F32]],
-        QuantFormat::Nvfp4 => vec![vec![DType::U8, DType::U8, DType::F32]],
-        QuantFormat::Q4_0
-        | QuantFormat::Q4_1
-        | QuantFormat::Q5_0
-        | QuantFormat::Q5_1
-        | QuantFormat::Q8_0
-        | QuantFormat::Q2_K
-        | QuantFormat::Q3_K
-        | QuantFormat::Q4_K
-        | QuantFormat::Q5_K
-        | QuantFormat::Q6_K
-        | QuantFormat::Q8_K => vec![vec![DType::U8]],
-    }
-}
+use common::{quant_weight_dtypes as weight_dtypes, validate};
 
 #[test]
 fn every_quant_variant_is_valid() {

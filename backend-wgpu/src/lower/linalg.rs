@@ -27,6 +27,7 @@ use shaders::params::Params;
 mod coop;
 mod grouped;
 mod quant;
+mod quant_gemm;
 mod quant_grouped;
 mod quant_vec;
 pub use grouped::grouped_matmul;

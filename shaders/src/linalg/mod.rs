@@ -104,6 +104,7 @@ mod coop_code;
 mod gemv_code;
 pub mod grouped;
 pub mod quant;
+pub mod quant_gemm;
 pub mod quant_vec;
 mod tiled_code;
 use coop_code::{CoopCode, Staging};
@@ -117,6 +118,7 @@ pub const PARAMS: &[crate::params::Layout] = &[
     <grouped::GroupRowsParams as Params>::LAYOUT,
     <quant::QuantParams as Params>::LAYOUT,
     <quant_vec::QuantVecParams as Params>::LAYOUT,
+    <quant_gemm::QuantGemmParams as Params>::LAYOUT,
 ];
 
 /// Params, batch addressing and epilogue shared by the kernels below.

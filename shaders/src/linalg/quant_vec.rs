@@ -23,6 +23,8 @@ pub const QUANT_VEC: &str = include_str!("../wgsl/linalg_quant_vec.wgsl");
 pub const QUANT_VEC_GGML: &str = include_str!("../wgsl/linalg_quant_vec_ggml.wgsl");
 /// Units of the scale-tensor formats.
 pub const QUANT_VEC_SCALE: &str = include_str!("../wgsl/linalg_quant_vec_scale.wgsl");
+/// Word readers and exact integer-to-float helpers shared by the word-reading quant kernels.
+pub const QUANT_WORDS: &str = include_str!("../wgsl/linalg_quant_words.wgsl");
 /// Column sums by subgroup operations.
 pub const QUANT_VEC_SG: &str = include_str!("../wgsl/linalg_quant_vec_sg.wgsl");
 /// Column sums by a tree in workgroup memory.
@@ -112,15 +114,20 @@ pub fn unit_items(format: QuantFormat) -> u32 {
 
 /// How a format's units are cut into items: the item and element-offset functions, elements
 /// per unit, items per unit and groups of 4 elements per item.
-struct Items {
-    item: &'static str,
-    kof: &'static str,
-    ue: u32,
-    g: u32,
-    xg: u32,
+pub(super) struct Items {
+    /// The item function (`item_<f>(n, rb, u, i)`).
+    pub(super) item: &'static str,
+    /// The element-offset function (`k_<f>(u, i, j)`).
+    pub(super) kof: &'static str,
+    /// Elements per unit.
+    pub(super) ue: u32,
+    /// Items per unit.
+    pub(super) g: u32,
+    /// Groups of 4 elements per item.
+    pub(super) xg: u32,
 }
 
-fn items(format: QuantFormat) -> Items {
+pub(super) fn items(format: QuantFormat) -> Items {
     let cut = |item, kof, ue, g, xg| Items { item, kof, ue, g, xg };
     match format {
         QuantFormat::Int8Block { .. }
@@ -179,6 +186,19 @@ fn scale_slots(format: QuantFormat, w: Option<DType>) -> Option<[String; 5]> {
         | QuantFormat::Q6_K
         | QuantFormat::Q8_K => return None,
     })
+}
+
+/// The item functions of `format` (weight input dtypes `ws`): the GGML file, or the scale file
+/// rendered with the format's code decoder, scales and weight expression.
+pub(super) fn unit_source(format: QuantFormat, ws: &[DType]) -> Result<String, String> {
+    match scale_slots(format, ws.first().copied()) {
+        None => Ok(QUANT_VEC_GGML.to_string()),
+        Some([code, scale, zero, weight, same8]) => {
+            let slots = [("CODE", &code), ("SCALE", &scale), ("ZERO", &zero), ("WEIGHT", &weight), ("SAME8", &same8)];
+            let slots: Vec<(&str, &str)> = slots.iter().map(|(k, v)| (*k, v.as_str())).collect();
+            render(QUANT_VEC_SCALE, &slots)
+        }
+    }
 }
 
 /// The values of input `name` (per scale block of `b` elements) for elements k .. k + 3 of row
@@ -270,14 +290,7 @@ fn render_for(format: QuantFormat, x: DType, ws: &[DType], shape: QuantVecShape)
     }
     tensors += &tensor_binding("out", next, x, Access::Write);
     let it = items(format);
-    let unit_src = match scale_slots(format, ws.first().copied()) {
-        None => QUANT_VEC_GGML.to_string(),
-        Some([code, scale, zero, weight, same8]) => {
-            let slots = [("CODE", &code), ("SCALE", &scale), ("ZERO", &zero), ("WEIGHT", &weight), ("SAME8", &same8)];
-            let slots: Vec<(&str, &str)> = slots.iter().map(|(k, v)| (*k, v.as_str())).collect();
-            render(QUANT_VEC_SCALE, &slots)?
-        }
-    };
+    let unit_src = unit_source(format, ws)?;
     let num = |v: u32| v.to_string();
     let slots = [
         ("MR", num(shape.rows)),
@@ -297,7 +310,7 @@ fn render_for(format: QuantFormat, x: DType, ws: &[DType], shape: QuantVecShape)
     let slots: Vec<(&str, &str)> = slots.iter().map(|(k, v)| (*k, v.as_str())).collect();
     let body = render(QUANT_VEC, &slots)?;
     let reduce = if shape.subgroups { QUANT_VEC_SG } else { QUANT_VEC_WG };
-    let mut parts = vec![COMMON, body.as_str(), reduce, unit_src.as_str()];
+    let mut parts = vec![COMMON, body.as_str(), QUANT_WORDS, reduce, unit_src.as_str()];
     parts.extend_from_slice(decode_helpers(format));
     Ok(crate::loops_bounded(&module(&parts)))
 }

@@ -1,5 +1,7 @@
 //! Shared by the naga validation tests.
 
+use backend_api::op::QuantFormat;
+use backend_api::DType;
 use shaders::params::layout;
 
 // Not every test binary that includes this module calls both functions.
@@ -54,4 +56,31 @@ pub fn check_params(m: &naga::Module) -> Result<(), String> {
         }
     }
     Ok(())
+}
+
+// Only the quantised-kernel tests use it.
+#[allow(dead_code)]
+/// The weight input dtypes each format takes (`w` first), every combination.
+pub fn quant_weight_dtypes(f: QuantFormat) -> Vec<Vec<DType>> {
+    let scales = [DType::F32, DType::F16];
+    match f {
+        QuantFormat::Int8Block { .. } => scales.iter().map(|&s| vec![DType::I8, s]).collect(),
+        QuantFormat::Int4Block { .. } => scales.iter().map(|&s| vec![DType::U8, s]).collect(),
+        QuantFormat::Int8BlockAsym { .. } => {
+            [DType::U8, DType::I8].iter().flat_map(|&w| scales.iter().map(move |&s| vec![w, s, s])).collect()
+        }
+        QuantFormat::Fp8E4m3 | QuantFormat::Fp8E5m2 => vec![vec![DType::U8, DType::F32]],
+        QuantFormat::Nvfp4 => vec![vec![DType::U8, DType::U8, DType::F32]],
+        QuantFormat::Q4_0
+        | QuantFormat::Q4_1
+        | QuantFormat::Q5_0
+        | QuantFormat::Q5_1
+        | QuantFormat::Q8_0
+        | QuantFormat::Q2_K
+        | QuantFormat::Q3_K
+        | QuantFormat::Q4_K
+        | QuantFormat::Q5_K
+        | QuantFormat::Q6_K
+        | QuantFormat::Q8_K => vec![vec![DType::U8]],
+    }
 }

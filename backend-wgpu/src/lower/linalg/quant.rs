@@ -1,6 +1,8 @@
-//! QuantMatMul (§2.6.5) with the weight left in its quantised bytes: one kernel
-//! (`shaders::linalg::quant`) in which every workgroup computes a few output rows of one column
-//! `n`, decoding the elements of `W[n, :]` it needs as it goes (no dequantised copy of `W`).
+//! QuantMatMul (§2.6.5) with the weight left in its quantised bytes (no dequantised copy of `W`):
+//! the decode GEMV (`quant_vec.rs`) for a few rows of x, the tiled GEMM (`quant_gemm.rs`) for
+//! more, and where neither fits the device the generic kernel (`shaders::linalg::quant`), in
+//! which every workgroup computes a few output rows of one column `n`, decoding the elements of
+//! `W[n, :]` it needs as it goes.
 //! Every format of §2.6.7 is lowered; the shapes were checked by shape inference and are checked
 //! again here as far as the kernel's indexing relies on them.
 
@@ -38,6 +40,11 @@ pub fn quant_matmul(b: &mut Lower<'_>, format: QuantFormat, x: &Operand, ws: &[O
     if let Some(shape) = super::quant_vec::shape(b.caps(), m, k, x.dtype) {
         let operands = (x, ws, out);
         return super::quant_vec::quant_gemv(b, format, operands, &params, shape).map_err(|e| e.context(what()));
+    }
+    // Prefill: the tiled GEMM, which decodes each weight once per tile of rows.
+    if let Some(form) = super::quant_gemm::form(b.caps()) {
+        let operands = (x, ws, out);
+        return super::quant_gemm::quant_gemm(b, format, operands, &params, form).map_err(|e| e.context(what()));
     }
     let dtypes: Vec<_> = ws.iter().map(|w| w.dtype).collect();
     let Some(src) = module_for(format, x.dtype, &dtypes) else {
@@ -140,7 +147,9 @@ mod tests {
 
     #[test]
     fn the_weight_is_read_in_place_without_scratch() {
-        let caps = DeviceCaps::for_tests();
+        // Too little workgroup memory for the GEMM: the generic kernel.
+        let mut caps = DeviceCaps::for_tests();
+        caps.limits.max_compute_workgroup_storage_size = 8192;
         let l = lower_q8(&caps, DType::F32, 9, 10);
         assert!(l.temps.is_empty(), "no dequantised copy of W");
         let ks = l.kernels();
@@ -154,6 +163,7 @@ mod tests {
     #[test]
     fn large_grids_fold_into_two_dimensions() {
         let mut caps = DeviceCaps::for_tests();
+        caps.limits.max_compute_workgroup_storage_size = 8192;
         caps.limits.max_compute_workgroups_per_dimension = 1000;
         // 5 row blocks of 4 x 700 columns = 3500 workgroups.
         let l = lower_q8(&caps, DType::F32, 17, 700);

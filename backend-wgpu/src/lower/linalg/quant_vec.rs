@@ -139,7 +139,7 @@ mod tests {
             assert_eq!(ks[0].bindings.len(), 4);
         }
         let nine = lower_int4(&caps, DType::F32, 9, 10, 64);
-        assert_eq!(shaders::kernel_file(&nine.kernels()[0].source), Some("linalg_quant_gemv.wgsl"));
+        assert_eq!(shaders::kernel_file(&nine.kernels()[0].source), Some("linalg_quant_gemm.wgsl"));
         // Packed outputs are zeroed for the atomic stores first.
         assert_eq!(lower_int4(&caps, DType::BF16, 2, 10, 64).kernels().len(), 2);
     }

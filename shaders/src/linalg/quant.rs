@@ -165,13 +165,7 @@ pub fn grouped_module_for(format: QuantFormat, x: DType, ws: &[DType]) -> Option
 fn render_for(format: QuantFormat, x: DType, ws: &[DType], grouped: bool) -> Result<String, String> {
     let (extra, expr) = decode(format, ws)?;
     let mut tensors = tensor_binding("x", 1, x, Access::Read);
-    tensors += &tensor_binding("w", 2, DType::U8, Access::Read);
-    let mut next = 3u32;
-    for (name, d) in extra {
-        tensors += &tensor_binding(name, next, d, Access::Read);
-        next += 1;
-    }
-    tensors += &tensor_binding("out", next, x, Access::Write);
+    let next = weight_and_out_bindings(&mut tensors, &extra, x);
     let expert = if grouped {
         tensors += &format!("@group(0) @binding({}) var<storage, read_write> texp: array<u32>;\n", next + 1);
         "texp[min(row0 / ROWS, arrayLength(&texp) - 1u)]"
@@ -182,6 +176,19 @@ fn render_for(format: QuantFormat, x: DType, ws: &[DType], grouped: bool) -> Res
     let mut parts = vec![COMMON, body.as_str()];
     parts.extend_from_slice(decode_helpers(format));
     Ok(crate::loops_bounded(&module(&parts)))
+}
+
+/// Appends the bindings after `x` (1) to `tensors`: `w` (2, raw bytes), the format's `extra`
+/// weight inputs, then `out` of dtype `x`; returns `out`'s binding number.
+pub(super) fn weight_and_out_bindings(tensors: &mut String, extra: &[(&str, DType)], x: DType) -> u32 {
+    *tensors += &tensor_binding("w", 2, DType::U8, Access::Read);
+    let mut next = 3u32;
+    for &(name, d) in extra {
+        *tensors += &tensor_binding(name, next, d, Access::Read);
+        next += 1;
+    }
+    *tensors += &tensor_binding("out", next, x, Access::Write);
+    next
 }
 
 /// The WGSL helpers a [`decode`] expression of `format` calls (to append to a module).

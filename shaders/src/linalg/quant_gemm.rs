@@ -8,7 +8,7 @@
 //! Bindings (those of the generic kernel): 1 `x`, 2 `w` (raw words), then the format's other
 //! weight inputs in their order, then `out`.
 
-use super::quant::{decode, decode_helpers};
+use super::quant::{decode, decode_helpers, weight_and_out_bindings};
 use super::quant_vec::{items, unit_source, QUANT_WORDS};
 use crate::{module, render, tensor_binding, Access, COMMON};
 use backend_api::op::QuantFormat;
@@ -155,13 +155,7 @@ pub fn module_for(format: QuantFormat, x: DType, ws: &[DType], form: QuantGemmFo
 fn render_for(format: QuantFormat, x: DType, ws: &[DType], form: QuantGemmForm) -> Result<String, String> {
     let (extra, expr) = decode(format, ws)?;
     let mut tensors = tensor_binding("x", 1, x, Access::Read);
-    tensors += &tensor_binding("w", 2, DType::U8, Access::Read);
-    let mut next = 3u32;
-    for (name, d) in extra {
-        tensors += &tensor_binding(name, next, d, Access::Read);
-        next += 1;
-    }
-    tensors += &tensor_binding("out", next, x, Access::Write);
+    weight_and_out_bindings(&mut tensors, &extra, x);
     let it = items(format);
     let (ips, r) = step_items(format);
     let num = |v: u32| v.to_string();

@@ -12,7 +12,7 @@
 //! Bindings (those of the generic kernel): 1 `x`, 2 `w` (raw words), then the format's other
 //! weight inputs in their order, then `out`.
 
-use super::quant::{decode, decode_helpers};
+use super::quant::{decode, decode_helpers, weight_and_out_bindings};
 use crate::{module, render, tensor_binding, Access, COMMON};
 use backend_api::op::QuantFormat;
 use backend_api::DType;
@@ -282,13 +282,7 @@ fn render_for(format: QuantFormat, x: DType, ws: &[DType], shape: QuantVecShape)
     let (extra, expr) = decode(format, ws)?;
     let (x_decl, xv) = x_access(x, shape.vec_x);
     let mut tensors = x_decl;
-    tensors += &tensor_binding("w", 2, DType::U8, Access::Read);
-    let mut next = 3u32;
-    for (name, d) in extra {
-        tensors += &tensor_binding(name, next, d, Access::Read);
-        next += 1;
-    }
-    tensors += &tensor_binding("out", next, x, Access::Write);
+    weight_and_out_bindings(&mut tensors, &extra, x);
     let it = items(format);
     let unit_src = unit_source(format, ws)?;
     let num = |v: u32| v.to_string();

@@ -51,13 +51,26 @@ pub fn quant_matmul(b: &mut Lower<'_>, format: QuantFormat, x: &Operand, ws: &[O
         bail!(Unsupported, "{}: x must be F32, F16 or BF16", what())
     };
     let source = src.map_err(|e| Error::new(ErrorKind::DType, format!("{}: {e}", what())))?;
-    // Every element is stored once, by an atomic OR for packed outputs.
+    push_kernel(b, source, (x, ws, out), (params.to_bytes(), params.groups), &params)
+}
+
+/// Records a QuantMatMul kernel over `groups` workgroups binding x, the weight inputs and out
+/// (zeroing a packed out first: every element is stored once, by an atomic OR); its FLOPs are
+/// those of the product `q` describes.
+pub(super) fn push_kernel(
+    b: &mut Lower<'_>,
+    source: String,
+    (x, ws, out): (&Operand, &[Operand], &Operand),
+    (params, groups): (Vec<u8>, u32),
+    q: &QuantParams,
+) -> Result<()> {
     b.zero_if_packed(out)?;
     let mut bindings = vec![(x.window, BindKind::Read)];
     bindings.extend(ws.iter().map(|w| (w.window, BindKind::Read)));
     bindings.push((out.window, BindKind::Write));
-    let grid = b.workgroups(usize::try_from(params.groups).unwrap_or(usize::MAX))?;
-    b.push(Kernel { source, bindings, params: params.to_bytes(), grid, flops: product_flops(1, m, n, k, 1) });
+    let grid = b.workgroups(usize::try_from(groups).unwrap_or(usize::MAX))?;
+    let [m, n, k] = [q.m, q.n, q.k].map(|v| usize::try_from(v).unwrap_or(usize::MAX));
+    b.push(Kernel { source, bindings, params, grid, flops: product_flops(1, m, n, k, 1) });
     Ok(())
 }
 

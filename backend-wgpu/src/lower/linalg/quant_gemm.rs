@@ -6,10 +6,9 @@
 //! form (exact f32) everywhere else. The caller (`quant.rs`) has checked the shapes and the
 //! 32-bit sizes of the generic kernel's params.
 
-use super::super::builder::{product_flops, u32_of, Kernel, Lower, Operand};
+use super::super::builder::{u32_of, Lower, Operand};
 use super::coop::coop_tile;
 use crate::device::DeviceCaps;
-use crate::pipelines::BindKind;
 use crate::MatmulPrecision;
 use backend_api::op::QuantFormat;
 use backend_api::{bail, Error, ErrorKind, Result};
@@ -48,15 +47,7 @@ pub fn quant_gemm(
         bail!(Unsupported, "x must be F32, F16 or BF16 and {form:?} renderable")
     };
     let source = src.map_err(|e| Error::new(ErrorKind::DType, e))?;
-    // Every element is stored once, by an atomic OR for packed outputs.
-    b.zero_if_packed(out)?;
-    let mut bindings = vec![(x.window, BindKind::Read)];
-    bindings.extend(ws.iter().map(|w| (w.window, BindKind::Read)));
-    bindings.push((out.window, BindKind::Write));
-    let grid = b.workgroups(usize::try_from(params.groups).unwrap_or(usize::MAX))?;
-    let [m, n, k] = [q.m, q.n, q.k].map(|v| usize::try_from(v).unwrap_or(usize::MAX));
-    b.push(Kernel { source, bindings, params: params.to_bytes(), grid, flops: product_flops(1, m, n, k, 1) });
-    Ok(())
+    super::quant::push_kernel(b, source, (x, ws, out), (params.to_bytes(), params.groups), q)
 }
 
 /// The kernel's params, after checking the headroom its indices need: K-steps reach K + BK, and

@@ -566,7 +566,7 @@ fn finish_body(d: DType, epi: Epilogue) -> Option<String> {
 
 /// The body of `store_pair(o, x, y)`: one whole-word store for packed 2-byte outputs (the word
 /// belongs to this invocation alone, so no read-modify-write is needed), else two stores.
-fn store_pair_body(out: DType) -> &'static str {
+pub(crate) fn store_pair_body(out: DType) -> &'static str {
     match out {
         DType::F16 => "atomicStore(&out[o >> 1u], f32_to_f16_bits(x) | (f32_to_f16_bits(y) << 16u));",
         DType::BF16 => "atomicStore(&out[o >> 1u], f32_to_bf16_bits(x) | (f32_to_bf16_bits(y) << 16u));",

@@ -20,6 +20,10 @@ pub const QUANT_GEMM_COMMON: &str = include_str!("../wgsl/linalg_quant_gemm_comm
 pub const QUANT_GEMM: &str = include_str!("../wgsl/linalg_quant_gemm.wgsl");
 /// The tensor-core form.
 pub const QUANT_GEMM_COOP: &str = include_str!("../wgsl/linalg_quant_gemm_coop.wgsl");
+/// Staging of x element by element.
+pub const QUANT_GEMM_X: &str = include_str!("../wgsl/linalg_quant_gemm_x.wgsl");
+/// Staging of x from 16-byte vectors.
+pub const QUANT_GEMM_XVEC: &str = include_str!("../wgsl/linalg_quant_gemm_xvec.wgsl");
 
 /// Elements of K per step (`BK`).
 pub const QUANT_GEMM_BK: u32 = 32;
@@ -97,7 +101,8 @@ impl QuantGemmForm {
         let (t, bk) = (u64::from(self.tile()), u64::from(QUANT_GEMM_BK));
         match self {
             QuantGemmForm::Scalar => 4 * (t * bk + bk * t),
-            QuantGemmForm::Coop { frag, .. } => 2 * (t * (bk + 8) + bk * (t + 8)) + 4 * 8 * u64::from(*frag).pow(2),
+            // Two buffers of each tile.
+            QuantGemmForm::Coop { frag, .. } => 4 * (t * (bk + 8) + t * (bk + 8)) + 4 * 8 * u64::from(*frag).pow(2),
         }
     }
 
@@ -142,19 +147,69 @@ fn step_items(format: QuantFormat) -> (u32, u32) {
 }
 
 /// The kernel for `format`, `x` of float dtype `x` (F32, F16 or BF16; the output has the same),
-/// weight inputs of dtypes `ws` in the format's order, in `form`. `None` for an `x` dtype
-/// outside the float32 family or a form that cannot be rendered; `Err` for weight dtypes the
-/// format does not take.
-pub fn module_for(format: QuantFormat, x: DType, ws: &[DType], form: QuantGemmForm) -> Option<Result<String, String>> {
+/// weight inputs of dtypes `ws` in the format's order, in `form`. With `xvec` (K a multiple of 8
+/// and x's window whole 16-byte vectors) x is staged with 16-byte loads where the tile's
+/// vectors divide among the invocations. `None` for an `x` dtype outside the float32 family or a
+/// form that cannot be rendered; `Err` for weight dtypes the format does not take.
+pub fn module_for(
+    format: QuantFormat,
+    x: DType,
+    ws: &[DType],
+    form: QuantGemmForm,
+    xvec: bool,
+) -> Option<Result<String, String>> {
     if !matches!(x, DType::F32 | DType::F16 | DType::BF16) || !form.renderable() {
         return None;
     }
-    Some(render_for(format, x, ws, form))
+    Some(render_for(format, x, ws, form, xvec))
 }
 
-fn render_for(format: QuantFormat, x: DType, ws: &[DType], form: QuantGemmForm) -> Result<String, String> {
+/// Elements of x per 16-byte vector.
+fn x_per_vector(x: DType) -> u32 {
+    if x == DType::F32 {
+        4
+    } else {
+        8
+    }
+}
+
+/// The x staging part: vectors when allowed and the tile's vectors divide among the invocations.
+fn x_staging(x: DType, form: QuantGemmForm, xvec: bool) -> Result<(String, String), String> {
+    let xv = x_per_vector(x);
+    if !xvec || !(form.tile() * QUANT_GEMM_BK).is_multiple_of(xv * form.threads()) {
+        return Ok((tensor_binding("x", 1, x, Access::Read), QUANT_GEMM_X.to_string()));
+    }
+    let coop = matches!(form, QuantGemmForm::Coop { .. });
+    let part = render(QUANT_GEMM_XVEC, &[("XV", &xv.to_string()), ("PUT_XV", &put_xv(x, coop))])?;
+    Ok((String::new(), part))
+}
+
+/// The body of `put_xv`: F32 words as they are; F16 exactly (`f16_bits_to_f32`) in the scalar
+/// form, by `unpack2x16float` in the tensor-core form (which rounds to f16 anyway); BF16 by its
+/// exact widening.
+fn put_xv(x: DType, coop: bool) -> String {
+    let mut b = String::new();
+    for i in 0..4 {
+        let (lo, hi) = (2 * i, 2 * i + 1);
+        b += &match x {
+            DType::F32 => format!("    put_x(row, kk + {i}u, bitcast<f32>(w[{i}]));\n"),
+            DType::F16 if coop => format!(
+                "    let h{i} = unpack2x16float(w[{i}]);\n    put_x(row, kk + {lo}u, h{i}.x);\n    put_x(row, kk + {hi}u, h{i}.y);\n"
+            ),
+            DType::F16 => format!(
+                "    put_x(row, kk + {lo}u, f16_bits_to_f32(w[{i}] & 0xffffu));\n    put_x(row, kk + {hi}u, f16_bits_to_f32(w[{i}] >> 16u));\n"
+            ),
+            _ => format!(
+                "    put_x(row, kk + {lo}u, bf16_bits_to_f32(w[{i}]));\n    put_x(row, kk + {hi}u, bf16_bits_to_f32(w[{i}] >> 16u));\n"
+            ),
+        };
+    }
+    b
+}
+
+fn render_for(format: QuantFormat, x: DType, ws: &[DType], form: QuantGemmForm, xvec: bool) -> Result<String, String> {
     let (extra, expr) = decode(format, ws)?;
-    let mut tensors = tensor_binding("x", 1, x, Access::Read);
+    let (mut tensors, x_part) = x_staging(x, form, xvec)?;
     weight_and_out_bindings(&mut tensors, &extra, x);
     let it = items(format);
     let (ips, r) = step_items(format);
@@ -185,6 +240,7 @@ fn render_for(format: QuantFormat, x: DType, ws: &[DType], form: QuantGemmForm) 
                 ("FM", num(fm)),
                 ("FN", num(fn_)),
                 ("SG", num(subgroup)),
+                ("STORE_PAIR", super::store_pair_body(x).to_string()),
                 ("DECLS", coop_decls(fm, fn_)),
                 ("COMPUTE", coop_compute(frag, fm, fn_)),
                 ("STORE", coop_store(frag, fm, fn_)),
@@ -194,7 +250,8 @@ fn render_for(format: QuantFormat, x: DType, ws: &[DType], form: QuantGemmForm) 
         }
     };
     let unit_src = unit_source(format, ws)?;
-    let mut parts = vec![prelude, COMMON, common.as_str(), kernel.as_str(), QUANT_WORDS, unit_src.as_str()];
+    let mut parts =
+        vec![prelude, COMMON, common.as_str(), x_part.as_str(), kernel.as_str(), QUANT_WORDS, unit_src.as_str()];
     parts.extend_from_slice(decode_helpers(format));
     Ok(crate::loops_bounded(&module(&parts)))
 }
@@ -287,10 +344,10 @@ fn coop_compute(f: u32, fm: u32, fn_: u32) -> String {
         let ko = kk * f;
         b += "        {\n";
         for i in 0..fm {
-            b += &format!("            let a{i} = coopLoadT<FragA>(&sa[(wr + {}u) * SA + {ko}u], SA);\n", i * f);
+            b += &format!("            let a{i} = coopLoadT<FragA>(&sa[abuf + (wr + {}u) * SA + {ko}u], SA);\n", i * f);
         }
         for j in 0..fn_ {
-            b += &format!("            let b{j} = coopLoadT<FragB>(&sb[{ko}u * SB + wc + {}u], SB);\n", j * f);
+            b += &format!("            let b{j} = coopLoad<FragB>(&sb[bbuf + (wc + {}u) * SB + {ko}u], SB);\n", j * f);
         }
         for i in 0..fm {
             for j in 0..fn_ {
@@ -324,8 +381,8 @@ mod tests {
     #[test]
     fn the_scalar_form_fits_the_default_workgroup_memory() {
         assert_eq!(QuantGemmForm::Scalar.workgroup_bytes(), 16384);
-        assert!(QuantGemmForm::Coop { frag: 16, subgroup: 32 }.workgroup_bytes() <= 32768);
+        assert!(QuantGemmForm::Coop { frag: 16, subgroup: 32 }.workgroup_bytes() <= 48 * 1024);
         assert!(!QuantGemmForm::Coop { frag: 12, subgroup: 32 }.renderable());
-        assert!(module_for(QuantFormat::Q4_0, DType::I32, &[DType::U8], QuantGemmForm::Scalar).is_none());
+        assert!(module_for(QuantFormat::Q4_0, DType::I32, &[DType::U8], QuantGemmForm::Scalar, false).is_none());
     }
 }

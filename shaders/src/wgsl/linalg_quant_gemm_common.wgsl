@@ -2,7 +2,8 @@
 // shared by the scalar kernel (`linalg_quant_gemm.wgsl`) and the tensor-core kernel
 // (`linalg_quant_gemm_coop.wgsl`). Each workgroup computes a TM x TN tile of the output; per
 // K-step of BK = 32 elements it stages the x tile (`stage_x`) and the decoded W tile
-// (`stage_w`) in workgroup memory through the kernel's `put_x` / `put_w`, so each weight is
+// (`stage_w`) in workgroup memory through the kernel's `put_x` / `put_w` (x by
+// `linalg_quant_gemm_x.wgsl`, or `linalg_quant_gemm_xvec.wgsl` with 16-byte loads), so each weight is
 // decoded once per workgroup and used by TM rows, and W stays quantised in device memory.
 //
 // W is decoded by the item functions of the decode GEMV (`linalg_quant_vec_ggml.wgsl`,
@@ -63,21 +64,6 @@ fn wq0(n: u32, k: u32) -> f32 {
         return wq(n, k, 0u);
     }
     return 0.0;
-}
-
-// Stages x[row0 .. row0 + TM, k0 .. k0 + BK] (zeros outside x): invocation li takes every NT-th
-// element, consecutive invocations consecutive k.
-fn stage_x(row0: u32, k0: u32, li: u32) {
-    for (var r = 0u; r < TM * BK / NT; r = r + 1u) {
-        let idx = li + r * NT;
-        let row = row0 + idx / BK;
-        let k = k0 + idx % BK;
-        var v = 0.0;
-        if (row < p.m && k < p.k) {
-            v = ld_x(row * p.k + k);
-        }
-        put_x(idx / BK, idx % BK, v);
-    }
 }
 
 // Stages the decoded W[col0 .. col0 + TN, k0 .. k0 + BK] of K-step s (k0 = s · BK) as groups of

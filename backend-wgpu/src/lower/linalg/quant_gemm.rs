@@ -43,7 +43,9 @@ pub fn quant_gemm(
 ) -> Result<()> {
     let params = params(format, q, form)?;
     let dtypes: Vec<_> = ws.iter().map(|w| w.dtype).collect();
-    let Some(src) = module_for(format, x.dtype, &dtypes, form) else {
+    // 16-byte loads of x: whole vectors of 8 (or 4 F32) elements per row.
+    let xvec = q.k.is_multiple_of(8) && x.window.bytes.is_multiple_of(16);
+    let Some(src) = module_for(format, x.dtype, &dtypes, form, xvec) else {
         bail!(Unsupported, "x must be F32, F16 or BF16 and {form:?} renderable")
     };
     let source = src.map_err(|e| Error::new(ErrorKind::DType, e))?;

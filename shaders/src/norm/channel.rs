@@ -177,12 +177,7 @@ fn part_binding(k: u32) -> String {
 
 /// The complete module: common helpers, maths (f64's for F64), `norm_float.wgsl`, the channel
 /// params with `tensors`, and `body`.
-fn assemble(
-    d: DType,
-    beta: bool,
-    tensors: &str,
-    body: Result<String, String>,
-) -> Option<Result<String, String>> {
+fn assemble(d: DType, beta: bool, tensors: &str, body: Result<String, String>) -> Option<Result<String, String>> {
     let float = float_part(d)?;
     let beta_expr = if beta { "ld_b(c)" } else { "F(0)" };
     let math64 = if d == DType::F64 { MATH64 } else { "" };

@@ -86,7 +86,13 @@ fn channel_operands(
     for (name, t) in [("gamma", Some(gamma)), ("beta", beta)] {
         if let Some(t) = t {
             if t.dtype() != x.dtype() || t.shape() != [c] {
-                bail!(Shape, "{op} {name} {}{:?} must be {}[{c}] (the C of x {dims:?})", t.dtype(), t.shape(), x.dtype());
+                bail!(
+                    Shape,
+                    "{op} {name} {}{:?} must be {}[{c}] (the C of x {dims:?})",
+                    t.dtype(),
+                    t.shape(),
+                    x.dtype()
+                );
             }
         }
     }

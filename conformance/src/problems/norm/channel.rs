@@ -16,12 +16,8 @@ use proptest::prelude::*;
 
 /// Shapes and group counts whose groups (`C/G · S` elements) exceed 8192, the largest group
 /// one workgroup holds: each under [`MAX_NUMEL`].
-const SPLIT_CASES: &[(&[usize], u32)] = &[
-    (&[1, 2, 8200], 1),
-    (&[2, 4, 65, 65], 2),
-    (&[3, 6, 3000], 2),
-    (&[1, 2, 5, 63, 27], 1),
-];
+const SPLIT_CASES: &[(&[usize], u32)] =
+    &[(&[1, 2, 8200], 1), (&[2, 4, 65, 65], 2), (&[3, 6, 3000], 2), (&[1, 2, 5, 63, 27], 1)];
 
 /// Variants for `GroupNorm` and `LayerNorm2d`.
 pub fn channel_variants(row: &str) -> Option<Vec<Variant>> {
@@ -63,7 +59,8 @@ fn channel_case(group: bool, dtype: DType, sk: &Skeleton) -> Generated {
     let c = shape.get(1).copied().unwrap_or(1);
     let eps = rng.pick(&[1e-5f32, 1e-6, 1e-3, 0.1, 1e-5, 0.0]);
     let x = norm_input(&mut rng).tensor(&mut rng, dtype, &shape, sk.rate / 4.0)?;
-    let gamma = Values::floats(FloatDomain::new(&[Piece::Uniform(-2.0, 2.0)], &[])).tensor(&mut rng, dtype, &[c], 0.0)?;
+    let gamma =
+        Values::floats(FloatDomain::new(&[Piece::Uniform(-2.0, 2.0)], &[])).tensor(&mut rng, dtype, &[c], 0.0)?;
     let beta_vals = Values::floats(FloatDomain::new(&[Piece::Uniform(-1.0, 1.0)], &[]));
     let beta = if rng.chance(0.5) { Some(beta_vals.tensor(&mut rng, dtype, &[c], 0.0)?) } else { None };
     let mut pb = ProblemBuilder::new();

@@ -101,6 +101,16 @@ def workloads(small):
          "GB/s", rc, 5),
         (f"gelu_{r}x{c}_f32", {"Unary": "Gelu"}, [r, c], [], "F32", None, "GB/s", rc, 5),
     ]
+    # channel norms of a ResNet/UNet-sized activation [N, C, H, W]: bytes = read + write
+    n, ch, hw = (2, 64, 16) if small else (8, 256, 56)
+    img = [n, ch, hw, hw]
+    ib = 2 * 4 * n * ch * hw * hw
+    rows += [
+        (f"groupnorm_{n}x{ch}x{hw}x{hw}_g32_f32", {"GroupNorm": {"num_groups": 32, "eps": 1e-5}}, img,
+         [("g", [ch]), ("b", [ch])], "F32", None, "GB/s", ib, 9),
+        (f"layernorm2d_{n}x{ch}x{hw}x{hw}_f32", {"LayerNorm2d": {"eps": 1e-6}}, img, [("g", [ch]), ("b", [ch])],
+         "F32", None, "GB/s", ib, 9),
+    ]
     return rows
 
 

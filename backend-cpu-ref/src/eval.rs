@@ -82,6 +82,8 @@ backend_api::dispatch_ops! {
         Op::LogSoftmax { axis } => k(move |i, _| norm::softmax(nth(i, 0)?, axis, true).map(one)),
         Op::LayerNorm(a) => k(move |i, _| norm::layer_norm(nth(i, 0)?, nth(i, 1)?, i.get(2).copied(), &a).map(one)),
         Op::RmsNorm(a) => k(move |i, _| norm::rms_norm(nth(i, 0)?, nth(i, 1)?, i.get(2).copied(), &a).map(one)),
+        Op::GroupNorm(a) => k(move |i, _| norm::group_norm(nth(i, 0)?, nth(i, 1)?, i.get(2).copied(), &a).map(one)),
+        Op::LayerNorm2d(a) => k(move |i, _| norm::layer_norm_2d(nth(i, 0)?, nth(i, 1)?, i.get(2).copied(), &a).map(one)),
         Op::FusedResidualLayerNorm(a) => k(move |i, _| fused::fused_residual_norm(i, &a, fused::Norm::Layer)),
         Op::FusedResidualRmsNorm(a) => k(move |i, _| fused::fused_residual_norm(i, &a, fused::Norm::Rms)),
         Op::Rope(a) => k(move |i, _| attention::rope::rope(nth(i, 0)?, nth(i, 1)?, nth(i, 2)?, &a).map(one)),
@@ -116,7 +118,7 @@ backend_api::dispatch_ops! {
     // Every kind cpu-ref does not implement, each named once (legalisation may still reach some
     // of them through their decompositions).
     missing => Err(unsupported(op)),
-    [GroupNorm, LayerNorm2d, AttentionBackward, Conv,
+    [AttentionBackward, Conv,
      ConvTranspose, Pool, Im2Col,
      Rnn, Gru, Lstm, SelectiveScan, Mamba2, GatedDeltaNet, Scan, Fft, LogMel, WelchPeaks, If, While,
      ElementwiseRegion, BatchElementwiseRegion, TransformRegion, Custom, LayerNormBackward, RmsNormBackward,

@@ -81,6 +81,12 @@ pub struct Tuning {
     /// `gemm.split`: K splits of the tiled kernels (1: none); fewer where a split would hold
     /// less than 16 k or the partial sums would exceed 32-bit indices.
     pub gemm_split: Option<u32>,
+    /// `groupnorm.split`: `on` splits every GroupNorm group over several workgroups (partial
+    /// moments, then merge and normalise), `off` keeps one workgroup per group wherever the
+    /// group fits its registers (larger groups split either way).
+    pub groupnorm_split: Option<bool>,
+    /// `groupnorm.k`: elements per invocation of a split GroupNorm tile (tiles of k · 256).
+    pub groupnorm_k: Option<u32>,
 }
 
 /// A forced staging of the cooperative-matrix kernels (`coop.stage`).
@@ -116,6 +122,8 @@ impl Tuning {
         ("gemm.buffers", "1|2"),
         ("gemm.prefetch", "on|off"),
         ("gemm.split", "1..=64"),
+        ("groupnorm.split", "on|off"),
+        ("groupnorm.k", "1|2|4|8|16|32"),
     ];
 
     /// Sets the override `key` from its text form (`wgml --tune KEY=VALUE`); an unknown key or a
@@ -149,6 +157,8 @@ impl Tuning {
             "gemm.prefetch" => self.gemm_prefetch = Some(parse_bool(key, value)?),
             "gemm.buffers" => self.gemm_buffers = Some(parse_u32(key, value, &[1, 2])?),
             "gemm.split" => self.gemm_split = Some(parse_range(key, value, 1..=64)?),
+            "groupnorm.split" => self.groupnorm_split = Some(parse_bool(key, value)?),
+            "groupnorm.k" => self.groupnorm_k = Some(parse_u32(key, value, &[1, 2, 4, 8, 16, 32])?),
             _ => bail!(Input, "unknown tuning key {key:?}; known keys: {}", known_keys()),
         }
         Ok(())
@@ -314,6 +324,17 @@ mod tests {
         ] {
             let e = t.set_pair(bad).unwrap_err();
             assert_eq!(e.kind(), backend_api::ErrorKind::Input, "{bad}: {e}");
+        }
+    }
+
+    #[test]
+    fn groupnorm_keys_parse_and_reject_bad_values() {
+        let mut t = Tuning::default();
+        t.set_pair("groupnorm.split=on").unwrap();
+        t.set_pair("groupnorm.k=2").unwrap();
+        assert_eq!((t.groupnorm_split, t.groupnorm_k), (Some(true), Some(2)));
+        for bad in ["groupnorm.split=2", "groupnorm.k=3", "groupnorm.k=64"] {
+            assert!(t.set_pair(bad).is_err(), "{bad}");
         }
     }
 }

@@ -160,6 +160,8 @@ op_tests! {
     log_softmax => "LogSoftmax",
     layer_norm => "LayerNorm",
     rms_norm => "RmsNorm",
+    group_norm => "GroupNorm",
+    layer_norm_2d => "LayerNorm2d",
     fused_residual_layer_norm => "FusedResidualLayerNorm",
     fused_residual_rms_norm => "FusedResidualRmsNorm",
     attention => "Attention",

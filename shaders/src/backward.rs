@@ -1,5 +1,5 @@
 //! Variants of the backward kernel family (§2.16): SoftmaxCrossEntropyBackward (§2.16.3), one
-//! workgroup per slice on the norm family's `norm_common.wgsl` (params, float helpers, tree
+//! workgroup per slice on the norm family's `norm_common.wgsl` and `norm_float.wgsl` (params, float helpers, tree
 //! reductions), so it binds [`crate::norm::NormParams`].
 
 use crate::{tensor_binding, Access};

@@ -8,15 +8,17 @@
 //! The fused residual norms (§2.7.8–2.7.9) are LayerNorm and RmsNorm variants whose row element
 //! is the residual sum ([`module_fused`], in `fused`).
 //!
-//! A variant is ([`NormKind`], dtype, has beta). `norm_common.wgsl` is filled with the float type
+//! A variant is ([`NormKind`], dtype, has beta). `norm_float.wgsl` is filled with the float type
 //! the op computes in (f32 for F32/F16/BF16, f64 for F64) and its helpers; the kind picks the
 //! kernel body. F64 uses the f64 exp/log of [`crate::MATH64`] (GLSL.std.450 has none).
 
 use crate::{render, tensor_binding, trusted, Access, COMMON, MATH, MATH64};
 use backend_api::DType;
 
-/// Params, float helpers, row addressing and workgroup reductions.
+/// Params and row addressing of the row kernels.
 pub const NORM_COMMON: &str = include_str!("wgsl/norm_common.wgsl");
+/// The float type `F` with its helpers and the workgroup reductions (every norm kernel).
+pub const NORM_FLOAT: &str = include_str!("wgsl/norm_float.wgsl");
 /// Softmax / LogSoftmax body.
 pub const NORM_SOFTMAX: &str = include_str!("wgsl/norm_softmax.wgsl");
 /// LayerNorm body.
@@ -36,6 +38,7 @@ pub const NORM_REDUCE_SUBGROUP: &str = include_str!("wgsl/norm_reduce_subgroup.w
 /// SoftmaxCrossEntropy body.
 pub const NORM_CROSS_ENTROPY: &str = include_str!("wgsl/norm_cross_entropy.wgsl");
 
+pub mod channel;
 mod fused;
 
 pub use fused::{module_fused, Fusion};
@@ -76,7 +79,8 @@ crate::params! {
 }
 
 /// The params structs of this family (see [`mod@crate::params`]).
-pub const PARAMS: &[crate::params::Layout] = &[<NormParams as crate::params::Params>::LAYOUT];
+pub const PARAMS: &[crate::params::Layout] =
+    &[<NormParams as crate::params::Params>::LAYOUT, <channel::ChannelNormParams as crate::params::Params>::LAYOUT];
 
 /// Which op a variant computes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -101,7 +105,7 @@ impl NormKind {
     }
 }
 
-/// The float helper slots of `norm_common.wgsl` for the computation type of `d`: (F, max, exp,
+/// The float helper slots of `norm_float.wgsl` for the computation type of `d`: (F, max, exp,
 /// log, is_nan, is_inf, nan, inf). `None` for a non-float dtype.
 pub(crate) fn float_helpers(d: DType) -> Option<[(&'static str, &'static str); 8]> {
     Some(match d {
@@ -354,13 +358,10 @@ fn render_kind(
     tensors: &str,
     may_trust: bool,
 ) -> Option<Result<String, String>> {
-    let h = float_helpers(d)?;
     if beta && !kind.has_gamma() {
         return None;
     }
-    let mut slots: Vec<(&str, &str)> = h.to_vec();
-    slots.push(("TENSORS", tensors));
-    let common = match render(NORM_COMMON, &slots) {
+    let common = match common_part(d, tensors)? {
         Ok(c) => c,
         Err(e) => return Some(Err(e)),
     };
@@ -441,8 +442,19 @@ pub fn cross_entropy_module(d: DType) -> Option<Result<String, String>> {
 /// `body` on `norm_common.wgsl` filled for float `d` with `tensors`: a complete module (also the
 /// backward family's loss gradient). `None` for a non-float dtype.
 pub(crate) fn with_common(d: DType, tensors: &str, body: &str) -> Option<Result<String, String>> {
-    let mut slots: Vec<(&str, &str)> = float_helpers(d)?.to_vec();
-    slots.push(("TENSORS", tensors));
     let math64 = if d == DType::F64 { MATH64 } else { "" };
-    Some(render(NORM_COMMON, &slots).map(|c| crate::module(&[COMMON, MATH, math64, &c, body])))
+    Some(common_part(d, tensors)?.map(|c| crate::module(&[COMMON, MATH, math64, &c, body])))
+}
+
+/// `norm_common.wgsl` with `tensors` after `norm_float.wgsl` filled for float `d`. `None` for a
+/// non-float dtype.
+fn common_part(d: DType, tensors: &str) -> Option<Result<String, String>> {
+    let float = float_part(d)?;
+    Some(float.and_then(|f| render(NORM_COMMON, &[("TENSORS", tensors)]).map(|c| format!("{c}\n{f}"))))
+}
+
+/// `norm_float.wgsl` filled for float `d` (F, its helpers, the workgroup reductions). `None` for
+/// a non-float dtype.
+pub(crate) fn float_part(d: DType) -> Option<Result<String, String>> {
+    Some(render(NORM_FLOAT, &float_helpers(d)?))
 }

@@ -126,6 +126,8 @@ backend_api::dispatch_ops! {
         Op::LogSoftmax { axis } => norm::log_softmax(b, *axis, io.input(0)?, io.output(0)?),
         Op::LayerNorm(a) => norm::layer_norm(b, a, io.input(0)?, io.input(1)?, io.opt_input(2), io.output(0)?),
         Op::RmsNorm(a) => norm::rms_norm(b, a, io.input(0)?, io.input(1)?, io.opt_input(2), io.output(0)?),
+        Op::GroupNorm(a) => norm::group_norm(b, a, io.input(0)?, io.input(1)?, io.opt_input(2), io.output(0)?),
+        Op::LayerNorm2d(a) => norm::layer_norm_2d(b, a, io.input(0)?, io.input(1)?, io.opt_input(2), io.output(0)?),
         Op::FusedResidualLayerNorm(a) => norm::fused_residual_norm(b, shaders::norm::NormKind::LayerNorm, a, io),
         Op::FusedResidualRmsNorm(a) => norm::fused_residual_norm(b, shaders::norm::NormKind::RmsNorm, a, io),
         Op::SoftmaxCrossEntropy(a) => norm::softmax_cross_entropy(b, a, io.input(0)?, io.input(1)?, io.output(0)?),
@@ -145,7 +147,7 @@ backend_api::dispatch_ops! {
     }
     missing => not_lowered(&io.node.op),
     [
-        GroupNorm, LayerNorm2d, AttentionBackward, Conv,
+        AttentionBackward, Conv,
         ConvTranspose, Pool,
         Im2Col, ResizeNearest, Rnn, Gru, Lstm, SelectiveScan, Mamba2, GatedDeltaNet, Scan, Fft, LogMel,
         WelchPeaks, If, While, ElementwiseRegion, BatchElementwiseRegion, TransformRegion, Custom,

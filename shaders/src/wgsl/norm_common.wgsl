@@ -1,5 +1,5 @@
-// Norm family, shared part: params, the float type F the op computes in (f32 for F32/F16/BF16,
-// f64 for F64) with its special-value helpers, row addressing and workgroup tree reductions.
+// Norm family, shared part of the row kernels: params and row addressing (the float type F, its
+// helpers and the workgroup reductions are in norm_float.wgsl).
 //
 // One workgroup handles one row: `len` elements at stride `inner` (Softmax along any axis; the
 // norms use inner = 1 and len = H). Rows beyond 65535 use a 2-D workgroup grid. The bias_* fields
@@ -25,40 +25,6 @@ struct NormParams {
 @group(0) @binding(0) var<uniform> p: NormParams;
 {{TENSORS}}
 
-alias F = {{F}};
-
-// NaN-propagating max (max(-0, +0) = +0).
-fn fmax(a: F, b: F) -> F {
-    return {{MAX}};
-}
-
-// e^x with exact special values (e^-inf = 0, e^NaN = NaN).
-fn fexp(x: F) -> F {
-    return {{EXP}};
-}
-
-// ln x for x >= 1 (the softmax denominator) and NaN.
-fn flog(x: F) -> F {
-    return {{LOG}};
-}
-
-fn fisnan(x: F) -> bool {
-    return {{ISNAN}};
-}
-
-fn fisinf(x: F) -> bool {
-    return {{ISINF}};
-}
-
-fn fnan() -> F {
-    return {{NAN}};
-}
-
-// +inf (negate for -inf).
-fn finf() -> F {
-    return {{INF}};
-}
-
 // The workgroup's row (2-D grid) and the input offset of its element 0.
 fn row_of(wid: vec3<u32>, nwg: vec3<u32>) -> u32 {
     return wid.x + wid.y * nwg.x;
@@ -66,83 +32,4 @@ fn row_of(wid: vec3<u32>, nwg: vec3<u32>) -> u32 {
 
 fn row_base(w: u32) -> u32 {
     return (w / p.inner) * p.len * p.inner + w % p.inner;
-}
-
-var<workgroup> wred: array<F, 256>;
-
-// Sum of every invocation's `v` as a binary tree (pairwise), returned to all invocations.
-// Must be called in uniform control flow.
-fn wg_sum(lid: u32, v: F) -> F {
-    wred[lid] = v;
-    for (var s = WG / 2u; s > 0u; s = s >> 1u) {
-        workgroupBarrier();
-        if (lid < s) {
-            wred[lid] = wred[lid] + wred[lid + s];
-        }
-    }
-    workgroupBarrier();
-    let r = wred[0];
-    // nobody may overwrite wred before everyone has read the result
-    workgroupBarrier();
-    return r;
-}
-
-// NaN-propagating maximum of every invocation's `v`, returned to all invocations.
-fn wg_max(lid: u32, v: F) -> F {
-    wred[lid] = v;
-    for (var s = WG / 2u; s > 0u; s = s >> 1u) {
-        workgroupBarrier();
-        if (lid < s) {
-            wred[lid] = fmax(wred[lid], wred[lid + s]);
-        }
-    }
-    workgroupBarrier();
-    let r = wred[0];
-    workgroupBarrier();
-    return r;
-}
-
-var<workgroup> wpart: array<F, 16>;
-
-// Sum of every invocation's `v` in two fixed-order levels (16 invocations each add 16 slots in
-// order, then every invocation adds the 16 partials in order): deterministic like the tree, with 3
-// barriers instead of 9. Must be called in uniform control flow.
-fn wg_sum2(lid: u32, v: F) -> F {
-    wred[lid] = v;
-    workgroupBarrier();
-    if (lid < 16u) {
-        var s = wred[lid * 16u];
-        for (var j = 1u; j < 16u; j = j + 1u) {
-            s = s + wred[lid * 16u + j];
-        }
-        wpart[lid] = s;
-    }
-    workgroupBarrier();
-    var r = wpart[0];
-    for (var j = 1u; j < 16u; j = j + 1u) {
-        r = r + wpart[j];
-    }
-    // nobody may overwrite wred or wpart before everyone has read them
-    workgroupBarrier();
-    return r;
-}
-
-// NaN-propagating maximum of every invocation's `v` in the two levels of `wg_sum2`.
-fn wg_max2(lid: u32, v: F) -> F {
-    wred[lid] = v;
-    workgroupBarrier();
-    if (lid < 16u) {
-        var s = wred[lid * 16u];
-        for (var j = 1u; j < 16u; j = j + 1u) {
-            s = fmax(s, wred[lid * 16u + j]);
-        }
-        wpart[lid] = s;
-    }
-    workgroupBarrier();
-    var r = wpart[0];
-    for (var j = 1u; j < 16u; j = j + 1u) {
-        r = fmax(r, wpart[j]);
-    }
-    workgroupBarrier();
-    return r;
 }

@@ -1,5 +1,5 @@
 //! Softmax, LogSoftmax, LayerNorm, RmsNorm (§2.7), SoftmaxCrossEntropy in `cross_entropy`, the
-//! fused residual norms in `fused`. Computed in f64 (wider than the f32 the spec
+//! fused residual norms in `fused`, GroupNorm and LayerNorm2d in `channel`. Computed in f64 (wider than the f32 the spec
 //! asks for F16/BF16/F32) and rounded once; variance in two passes.
 //!
 //! Indexing is in range by construction: slice offsets are built from the checked shape.
@@ -11,9 +11,11 @@ use crate::value::{floats, from_floats};
 use backend_api::op::NormAttrs;
 use backend_api::{bail, Result, Tensor};
 
+pub(crate) mod channel;
 pub(crate) mod cross_entropy;
 pub(crate) mod fused;
 
+pub use channel::{group_norm, layer_norm_2d};
 pub use cross_entropy::softmax_cross_entropy;
 
 /// Softmax (`log = false`) or LogSoftmax (`log = true`) along `axis`, with the max subtracted.

@@ -1,7 +1,8 @@
 //! Softmax, LogSoftmax (§2.7.1–2.7.2) along any axis and LayerNorm, RmsNorm (§2.7.4–2.7.5) over
 //! the axes from `axis` to the end, with `shaders::norm`: one workgroup per row, read once when the
 //! row fits the single-pass form (`shaders::norm::MAX_HELD` elements), once per pass otherwise.
-//! SoftmaxCrossEntropy (§2.7.3) is in `loss.rs`, on the same rows.
+//! SoftmaxCrossEntropy (§2.7.3) is in `loss.rs`, on the same rows; GroupNorm and LayerNorm2d
+//! (§2.7.6–2.7.7) in `channel.rs`.
 //!
 //! A row is `len` elements at stride `inner` starting at `(o·len·inner + j)` for row `o·inner + j`:
 //! Softmax along axis `a` has `len = dims[a]`, `inner = Π dims[a+1..]` (no transpose needed); the
@@ -10,9 +11,11 @@
 //! The builders take operands, so another lowering can run a softmax on its own scratch tensor
 //! (see the composite-op test in `lower/tests.rs`).
 
+mod channel;
 mod fused;
 mod loss;
 
+pub use channel::{group_norm, layer_norm_2d};
 pub use fused::fused_residual_norm;
 
 pub use loss::softmax_cross_entropy;

@@ -4,7 +4,8 @@
 //! inputs with masked (−∞) elements, all-masked slices, +∞ and NaN; norm inputs at several scales
 //! and offsets, optional `beta`, `eps` across its range; the fused norms with and without a bias
 //! (of every shape that broadcasts to `x` without enlarging it) and `beta`, with and without the
-//! sum as a second output. `SoftmaxCrossEntropy` (§2.7.3) is in `cross_entropy`.
+//! sum as a second output. `SoftmaxCrossEntropy` (§2.7.3) is in `cross_entropy`, `GroupNorm` and
+//! `LayerNorm2d` (§2.7.6–2.7.7) in `channel`.
 
 use crate::problem::{Generated, ProblemBuilder};
 use crate::problems::{per_dtype, skeleton, Skeleton, Variant};
@@ -13,6 +14,7 @@ use crate::values::{FloatDomain, Piece, Rng, Values, IEEE_SPECIALS};
 use backend_api::DType;
 use proptest::prelude::*;
 
+pub(crate) mod channel;
 pub(crate) mod cross_entropy;
 
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -29,6 +31,7 @@ enum Kind {
 pub fn variants(row: &str) -> Option<Vec<Variant>> {
     let kind = match row {
         "SoftmaxCrossEntropy" => return cross_entropy::loss_variants(row, false),
+        "GroupNorm" | "LayerNorm2d" => return channel::channel_variants(row),
         "Softmax" => Kind::Softmax,
         "LogSoftmax" => Kind::LogSoftmax,
         "LayerNorm" => Kind::LayerNorm,

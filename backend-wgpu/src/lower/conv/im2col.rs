@@ -81,12 +81,12 @@ mod tests {
     fn params_carry_the_kernel_volume_and_column_count() {
         let mut a = Im2ColAttrs::new(&[2, 3]);
         a.pads_end = vec![1, 1];
-        let l = lowered(&a, &[2, 3, 4, 5], &[2, 18, 12], DType::F32).unwrap();
+        let l = lowered(&a, &[2, 3, 4, 5], &[2, 18, 16], DType::F32).unwrap();
         let p: shaders::conv::pool::WindowParams = bytemuck::pod_read_unaligned(&l.kernels()[0].params);
-        assert_eq!((p.n, p.kernel, p.out_dims), (432, [1, 2, 3, 6], [1, 4, 3, 12]));
-        assert!(lowered(&a, &[2, 3, 4, 5], &[2, 18, 11], DType::F32).is_err());
+        assert_eq!((p.n, p.kernel, p.out_dims), (576, [1, 2, 3, 6], [1, 4, 4, 16]));
+        assert!(lowered(&a, &[2, 3, 4, 5], &[2, 18, 15], DType::F32).is_err());
         // U8 output is packed: zeroed first.
-        assert_eq!(lowered(&a, &[2, 3, 4, 5], &[2, 18, 12], DType::U8).unwrap().kernels().len(), 2);
+        assert_eq!(lowered(&a, &[2, 3, 4, 5], &[2, 18, 16], DType::U8).unwrap().kernels().len(), 2);
         // An empty spatial dim needs pads that hold a window.
         assert_eq!(lowered(&a, &[1, 1, 0, 5], &[1, 6, 0], DType::F32).unwrap_err().kind(), ErrorKind::Shape);
         let mut a = Im2ColAttrs::new(&[2]);

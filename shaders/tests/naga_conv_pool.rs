@@ -16,7 +16,7 @@ fn every_pool_variant_is_valid() {
             match pool::module(kind, d) {
                 Ok(src) => {
                     validate(&format!("pool {kind:?} {d:?}"), &src);
-                    assert!(shaders::trust(&src) == shaders::Trust::LoopsBounded);
+                    assert!(shaders::trust(&src) == shaders::Trust::Trusted);
                     rendered += 1;
                 }
                 Err(e) => assert!(!pool::supported(kind, d), "pool {kind:?} {d:?}: {e}"),

@@ -3,7 +3,7 @@
 //! `C`), every dtype with any value (the op copies elements, so specials and subnormals pass
 //! through unchanged). Inputs shrink until the unfolded output stays small.
 
-use super::pool::{window_case, MAX_INPUT};
+use super::pool::{shrink, window_case, MAX_INPUT};
 use crate::problem::{Generated, ProblemBuilder};
 use crate::problems::{per_dtype, skeleton, Skeleton, Variant};
 use crate::shapes::MAX_NUMEL;
@@ -35,28 +35,13 @@ fn im2col_case(dtype: DType, sk: &Skeleton) -> Generated {
     let mut rng = sk.rng();
     let mut c = window_case(&mut rng, sk);
     let a = Im2ColAttrs {
-        kernel: c.kernel,
-        stride: c.stride,
-        dilation: c.dilation,
-        pads_begin: c.pads_begin,
-        pads_end: c.pads_end,
+        kernel: c.kernel.clone(),
+        stride: c.stride.clone(),
+        dilation: c.dilation.clone(),
+        pads_begin: c.pads_begin.clone(),
+        pads_end: c.pads_end.clone(),
     };
-    // Halve N·C, then the longest spatial dim (never below one window), until the output is small.
-    while unfolded(&c.x, &a) > MAX_NUMEL / 4 {
-        if c.x[0] * c.x[1] > 1 {
-            let i = usize::from(c.x[1] > c.x[0]);
-            c.x[i] = (c.x[i] / 2).max(1);
-            continue;
-        }
-        let s = c.x.len() - 2;
-        let Some(d) = (0..s).max_by_key(|&d| c.x[2 + d]) else { break };
-        let ke = a.dilation[d] * (a.kernel[d] - 1) + 1;
-        let floor = ke.saturating_sub(a.pads_begin[d] + a.pads_end[d]);
-        if c.x[2 + d] / 2 < floor {
-            break;
-        }
-        c.x[2 + d] /= 2;
-    }
+    shrink(&mut c, |c| unfolded(&c.x, &a) <= MAX_NUMEL / 4);
     let x = any_tensor(&mut rng, dtype, &c.x, sk.rate, true)?;
     let mut pb = ProblemBuilder::new();
     let x = pb.leaf(sk.kind(0), x)?;

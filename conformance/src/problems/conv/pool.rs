@@ -73,12 +73,28 @@ pub(crate) fn window_case(rng: &mut Rng, sk: &Skeleton) -> WindowCase {
         c.pads_begin.push(pb);
         c.pads_end.push(pe);
     }
-    // Shrink N·C (keeping zeros) until the input is small.
-    while numel(&c.x) > MAX_INPUT {
-        let i = usize::from(c.x[1] > c.x[0]);
-        c.x[i] = (c.x[i] / 2).max(1);
-    }
+    shrink(&mut c, |c| numel(&c.x) <= MAX_INPUT);
     c
+}
+
+/// Halves `N·C` (keeping zeros), then the longest spatial dim (never below what one window needs),
+/// until `small` holds or nothing can shrink.
+pub(crate) fn shrink(c: &mut WindowCase, small: impl Fn(&WindowCase) -> bool) {
+    while !small(c) {
+        if c.x[0] * c.x[1] > 1 {
+            let i = usize::from(c.x[1] > c.x[0]);
+            c.x[i] = (c.x[i] / 2).max(1);
+            continue;
+        }
+        let s = c.x.len() - 2;
+        let Some(d) = (0..s).max_by_key(|&d| c.x[2 + d]) else { return };
+        let ke = c.dilation[d] * (c.kernel[d] - 1) + 1;
+        let floor = ke.saturating_sub(c.pads_begin[d] + c.pads_end[d]);
+        if c.x[2 + d] == 0 || c.x[2 + d] / 2 < floor {
+            return;
+        }
+        c.x[2 + d] /= 2;
+    }
 }
 
 fn pool_case(kind: PoolKind, dtype: backend_api::DType, sk: &Skeleton) -> Generated {

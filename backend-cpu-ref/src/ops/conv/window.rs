@@ -97,9 +97,8 @@ impl Window {
 
     /// Whether `p` lies in the padded extent: `−pads_begin ≤ p < in + pads_end` on every dim.
     pub fn in_extent(&self, p: &[i128]) -> bool {
-        (0..p.len()).all(|d| {
-            p[d] >= -(self.pads_begin[d] as i128) && p[d] < self.input[d] as i128 + self.pads_end[d] as i128
-        })
+        (0..p.len())
+            .all(|d| p[d] >= -(self.pads_begin[d] as i128) && p[d] < self.input[d] as i128 + self.pads_end[d] as i128)
     }
 }
 

@@ -16,7 +16,8 @@ pub fn im2col(b: &mut Lower<'_>, a: &Im2ColAttrs, x: &Operand, out: &Operand) ->
     ensure!(out.dtype == x.dtype, DType, "Im2Col of {} x cannot write a {} output", x.dtype, out.dtype);
     let s = x.dims.len().saturating_sub(2);
     let grid = grid(x, a)?;
-    let g = WindowGeometry::new("Im2Col", &x.dims, &grid, [&a.kernel, &a.stride, &a.dilation, &a.pads_begin, &a.pads_end])?;
+    let g =
+        WindowGeometry::new("Im2Col", &x.dims, &grid, [&a.kernel, &a.stride, &a.dilation, &a.pads_begin, &a.pads_end])?;
     let kvol = a.kernel.iter().try_fold(1usize, |v, &k| v.checked_mul(k));
     let rows = kvol.and_then(|k| k.checked_mul(x.dims[1]));
     let cols = grid.iter().try_fold(1usize, |v, &o| v.checked_mul(o));
@@ -29,7 +30,11 @@ pub fn im2col(b: &mut Lower<'_>, a: &Im2ColAttrs, x: &Operand, out: &Operand) ->
     if x.numel() == 0 {
         // [N, C·Πk, L] from an empty [N, C·Πk, 0] view of x: every entry is padding.
         let empty = x.reshaped(vec![out.dims[0], out.dims[1], 0])?;
-        let pad = PadAttrs { pads_begin: vec![0; 3], pads_end: vec![0, 0, out.dims[2]], mode: PadMode::Constant { value: 0.0 } };
+        let pad = PadAttrs {
+            pads_begin: vec![0; 3],
+            pads_end: vec![0, 0, out.dims[2]],
+            mode: PadMode::Constant { value: 0.0 },
+        };
         return movement::pad(b, &pad, &empty, out);
     }
     b.zero_if_packed(out)?;
@@ -50,7 +55,12 @@ pub fn im2col(b: &mut Lower<'_>, a: &Im2ColAttrs, x: &Operand, out: &Operand) ->
 fn grid(x: &Operand, a: &Im2ColAttrs) -> Result<Vec<usize>> {
     let s = x.dims.len().saturating_sub(2);
     let lists = [&a.kernel, &a.stride, &a.dilation, &a.pads_begin, &a.pads_end];
-    ensure!(lists.iter().all(|l| l.len() == s), Attribute, "Im2Col lists {lists:?} must have {s} entries for x {:?}", x.dims);
+    ensure!(
+        lists.iter().all(|l| l.len() == s),
+        Attribute,
+        "Im2Col lists {lists:?} must have {s} entries for x {:?}",
+        x.dims
+    );
     (0..s)
         .map(|d| {
             let i = |v: usize| v as i128;

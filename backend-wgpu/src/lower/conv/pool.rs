@@ -38,7 +38,11 @@ impl WindowGeometry {
         ensure!((3..=5).contains(&x.len()), Shape, "{op} x {x:?} must have 1 to 3 spatial dims");
         let s = x.len() - 2;
         let fits = grid.len() == s && lists.iter().all(|l| l.len() == s);
-        ensure!(fits, Attribute, "{op} of x {x:?}: output grid {grid:?} or an attribute list {lists:?} is not {s} long");
+        ensure!(
+            fits,
+            Attribute,
+            "{op} of x {x:?}: output grid {grid:?} or an attribute list {lists:?} is not {s} long"
+        );
         let pad3 = |v: &[usize], fill: usize| {
             let mut a = [fill; 3];
             a[3 - s..].copy_from_slice(v);

@@ -13,12 +13,22 @@ use shaders::params::Params;
 pub fn resize_nearest(b: &mut Lower<'_>, scales: &[u32], x: &Operand, out: &Operand) -> Result<()> {
     ensure!(out.dtype == x.dtype, DType, "ResizeNearest of {} x cannot write a {} output", x.dtype, out.dtype);
     let r = x.dims.len();
-    ensure!((3..=5).contains(&r) && scales.len() == r - 2, Attribute, "ResizeNearest scales {scales:?} do not fit x {:?}", x.dims);
+    ensure!(
+        (3..=5).contains(&r) && scales.len() == r - 2,
+        Attribute,
+        "ResizeNearest scales {scales:?} do not fit x {:?}",
+        x.dims
+    );
     ensure!(!scales.contains(&0), Attribute, "ResizeNearest scales {scales:?} entries must be >= 1");
-    let want: Option<Vec<usize>> = (0..r)
-        .map(|d| if d < 2 { Some(x.dims[d]) } else { x.dims[d].checked_mul(scales[d - 2] as usize) })
-        .collect();
-    ensure!(want.as_ref() == Some(&out.dims), Shape, "ResizeNearest of x {:?} by {scales:?} cannot write {:?}", x.dims, out.dims);
+    let want: Option<Vec<usize>> =
+        (0..r).map(|d| if d < 2 { Some(x.dims[d]) } else { x.dims[d].checked_mul(scales[d - 2] as usize) }).collect();
+    ensure!(
+        want.as_ref() == Some(&out.dims),
+        Shape,
+        "ResizeNearest of x {:?} by {scales:?} cannot write {:?}",
+        x.dims,
+        out.dims
+    );
     if out.numel() == 0 {
         return Ok(());
     }
@@ -72,6 +82,9 @@ mod tests {
         let l = b.finish();
         let ks = l.kernels();
         let p: ResizeParams = bytemuck::pod_read_unaligned(&ks[1].params);
-        assert_eq!((ks.len(), p.n, p.in_dims, p.out_dims, p.scales), (2, 720, [1, 4, 5, 20], [1, 8, 15, 120], [1, 2, 3, 1]));
+        assert_eq!(
+            (ks.len(), p.n, p.in_dims, p.out_dims, p.scales),
+            (2, 720, [1, 4, 5, 20], [1, 8, 15, 120], [1, 2, 3, 1])
+        );
     }
 }

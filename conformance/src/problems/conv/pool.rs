@@ -23,9 +23,7 @@ pub fn variants(row: &str) -> Option<Vec<Variant>> {
         "Pool.Avg" => PoolKind::Avg,
         _ => return None,
     };
-    per_dtype(row, move |dtype| {
-        skeleton(3..=5, MAX_INPUT, 1).prop_map(move |sk| pool_case(kind, dtype, &sk)).boxed()
-    })
+    per_dtype(row, move |dtype| skeleton(3..=5, MAX_INPUT, 1).prop_map(move |sk| pool_case(kind, dtype, &sk)).boxed())
 }
 
 /// The per-dim attributes of one windowed case and the input shape they fit.
@@ -112,8 +110,10 @@ fn pool_case(kind: PoolKind, dtype: backend_api::DType, sk: &Skeleton) -> Genera
     };
     let x = match kind {
         PoolKind::Max => any_tensor(&mut rng, dtype, &c.x, sk.rate, true)?,
-        PoolKind::Avg => Values::floats(FloatDomain::new(&[Piece::Uniform(-10.0, 10.0), Piece::Ints(3)], IEEE_SPECIALS))
-            .tensor(&mut rng, dtype, &c.x, sk.rate)?,
+        PoolKind::Avg => {
+            Values::floats(FloatDomain::new(&[Piece::Uniform(-10.0, 10.0), Piece::Ints(3)], IEEE_SPECIALS))
+                .tensor(&mut rng, dtype, &c.x, sk.rate)?
+        }
     };
     let mut pb = ProblemBuilder::new();
     let x = pb.leaf(sk.kind(0), x)?;

@@ -29,7 +29,7 @@ pub fn im2col(x: &Tensor, a: &Im2ColAttrs) -> Result<Tensor> {
 
 /// The multi-index of row-major position `i` in `dims` (with strides `st`).
 fn unflatten(i: usize, dims: &[usize], st: &[usize]) -> Vec<usize> {
-    dims.iter().zip(st).map(|(&d, &s)| if s == 0 { 0 } else { i / s % d }).collect()
+    dims.iter().zip(st).map(|(&d, &s)| i.checked_div(s).map_or(0, |q| q % d)).collect()
 }
 
 #[cfg(test)]

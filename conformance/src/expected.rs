@@ -18,15 +18,8 @@ pub struct ExpectedUnsupported {
     pub reason: &'static str,
 }
 
-const WGPU_NO_RESIZE_IN_REGION: &str =
-    "TransformRegion decomposes into ResizeNearest + its region, and wgpu has no ResizeNearest kernel";
-const WGPU_NO_RESIZE: &str = "wgpu has no ResizeNearest kernel";
-
 /// Every expected `Unsupported`, by backend.
-pub const EXPECTED_UNSUPPORTED: &[ExpectedUnsupported] = &[
-    ExpectedUnsupported { backend: "wgpu", row: "ResizeNearest", dtype: None, reason: WGPU_NO_RESIZE },
-    ExpectedUnsupported { backend: "wgpu", row: "TransformRegion", dtype: None, reason: WGPU_NO_RESIZE_IN_REGION },
-];
+pub const EXPECTED_UNSUPPORTED: &[ExpectedUnsupported] = &[];
 
 /// The entry that expects `backend` to refuse `row` for `dtype`, if any.
 pub fn expected_unsupported(backend: &str, row: &str, dtype: DType) -> Option<&'static ExpectedUnsupported> {

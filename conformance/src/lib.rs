@@ -56,7 +56,7 @@ pub use runner::{
 pub const NO_BACKEND: &str = "no generator yet: no backend implements";
 
 const ATTENTION: &str = "no generator yet: no backend implements the attention backward op (§2.8.2)";
-const CONV: &str = "no generator yet: no backend implements convolution, pooling or unfolding (§2.9.1–2.9.4)";
+const CONV: &str = "no generator yet: no backend implements convolution (§2.9.1–2.9.2)";
 const SEQUENCE: &str = "no generator yet: no backend implements the sequence models (§2.10)";
 const SIGNAL: &str = "no generator yet: no backend implements signal processing (§2.11)";
 const CONTROL: &str = "no generator yet: no backend implements control flow (§2.13)";
@@ -70,9 +70,6 @@ pub const NOT_COVERED: &[(&str, &str)] = &[
     ("AttentionBackward", ATTENTION),
     ("Conv", CONV),
     ("ConvTranspose", CONV),
-    ("Pool.Max", CONV),
-    ("Pool.Avg", CONV),
-    ("Im2Col", CONV),
     ("Rnn", SEQUENCE),
     ("Gru", SEQUENCE),
     ("Lstm", SEQUENCE),

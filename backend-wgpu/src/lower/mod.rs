@@ -10,6 +10,7 @@ mod attention;
 mod backward;
 pub mod builder;
 pub mod control;
+mod conv;
 mod elementwise;
 mod indexing;
 mod linalg;
@@ -144,12 +145,15 @@ backend_api::dispatch_ops! {
         Op::RngNormal(a) => random::rng_normal(b, a, io.input(0)?, io.output(0)?),
         Op::Sample(a) => random::sample(b, a, io.input(0)?, io.input(1)?, io.output(0)?),
         Op::Attention(a) => attention::attention(b, a, io),
+        Op::Pool(a) => conv::pool(b, a, io.input(0)?, io.output(0)?),
+        Op::Im2Col(a) => conv::im2col(b, a, io.input(0)?, io.output(0)?),
+        Op::ResizeNearest(a) => conv::resize_nearest(b, &a.scales, io.input(0)?, io.output(0)?),
     }
     missing => not_lowered(&io.node.op),
     [
         AttentionBackward, Conv,
-        ConvTranspose, Pool,
-        Im2Col, ResizeNearest, Rnn, Gru, Lstm, SelectiveScan, Mamba2, GatedDeltaNet, Scan, Fft, LogMel,
+        ConvTranspose,
+        Rnn, Gru, Lstm, SelectiveScan, Mamba2, GatedDeltaNet, Scan, Fft, LogMel,
         WelchPeaks, If, While, ElementwiseRegion, BatchElementwiseRegion, TransformRegion, Custom,
         LayerNormBackward, RmsNormBackward, LogMelBackward;
         splat:  GaussianSplatPrepare, GaussianSplatRasterize, GaussianSplatRender, GaussianSplatRenderBackward]

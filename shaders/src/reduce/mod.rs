@@ -102,7 +102,7 @@ pub fn supported(op: ReduceOp, d: DType) -> bool {
 }
 
 /// The (minimum, maximum) of `d` as WGSL expressions of its accumulator type.
-fn bounds(d: DType) -> Option<(&'static str, &'static str)> {
+pub(crate) fn bounds(d: DType) -> Option<(&'static str, &'static str)> {
     Some(match d {
         DType::F32 | DType::F16 | DType::BF16 => ("f32_inf(true)", "f32_inf(false)"),
         DType::F64 => ("f64_inf(true)", "f64_inf(false)"),

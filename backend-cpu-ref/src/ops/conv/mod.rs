@@ -1,5 +1,11 @@
-//! ResizeNearest (§2.9.5): nearest-neighbour upsampling by integer factors, an exact copy of input
-//! elements for every dtype.
+//! Convolution, pooling, unfolding and nearest resize (§2.9). ResizeNearest (§2.9.5),
+//! nearest-neighbour upsampling by integer factors, an exact copy of input elements for every
+//! dtype, is here; Pool (§2.9.3) in [`pool`], Im2Col (§2.9.4) in [`im2col`], both on the window
+//! geometry of [`window`].
+
+pub mod im2col;
+pub mod pool;
+mod window;
 
 use crate::layout::{gather, offset, strides};
 use backend_api::{bail, Result, Tensor};

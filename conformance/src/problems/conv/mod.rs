@@ -1,6 +1,10 @@
-//! Generator for `ResizeNearest` (§2.9.5): 1 to 3 spatial dims, every factor from 1 to 3 per dim
-//! (all ones: a copy), empty spatial dims and batches, any dtype with any values (the op copies
-//! elements, so specials and subnormals pass through unchanged).
+//! Generators of the convolution family (§2.9): `Pool.Max`/`Pool.Avg` in [`pool`], `Im2Col` in
+//! [`im2col`], and here `ResizeNearest` (§2.9.5): 1 to 3 spatial dims, every factor from 1 to 3
+//! per dim (all ones: a copy), empty spatial dims and batches, any dtype with any values (the op
+//! copies elements, so specials and subnormals pass through unchanged).
+
+pub mod im2col;
+pub mod pool;
 
 use crate::problem::{Generated, ProblemBuilder};
 use crate::problems::{per_dtype, skeleton, Skeleton, Variant};
@@ -9,10 +13,10 @@ use crate::values::any_tensor;
 use backend_api::DType;
 use proptest::prelude::*;
 
-/// Variants for `ResizeNearest`.
+/// Variants for `ResizeNearest`, `Pool.Max`, `Pool.Avg` and `Im2Col`.
 pub fn variants(row: &str) -> Option<Vec<Variant>> {
     if row != "ResizeNearest" {
-        return None;
+        return pool::variants(row).or_else(|| im2col::variants(row));
     }
     per_dtype(row, |dtype| skeleton(3..=5, MAX_NUMEL / 8, 1).prop_map(move |sk| resize_case(dtype, &sk)).boxed())
 }

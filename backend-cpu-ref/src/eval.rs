@@ -111,13 +111,17 @@ backend_api::dispatch_ops! {
         Op::Attention(a) => k(move |i, _| {
             attention::sdpa::attention(nth(i, 0)?, nth(i, 1)?, nth(i, 2)?, i.get(3..).unwrap_or(&[]), &a).map(one)
         }),
+        Op::Conv(a) => k(move |i, _| conv::conv(nth(i, 0)?, nth(i, 1)?, i.get(2).copied(), &a).map(one)),
+        Op::ConvTranspose(a) => {
+            k(move |i, _| conv::conv_transpose(nth(i, 0)?, nth(i, 1)?, i.get(2).copied(), &a).map(one))
+        }
         Op::ResizeNearest(a) => k(move |i, _| conv::resize_nearest(nth(i, 0)?, &a.scales).map(one)),
     }
     // Every kind cpu-ref does not implement, each named once (legalisation may still reach some
     // of them through their decompositions).
     missing => Err(unsupported(op)),
-    [GroupNorm, LayerNorm2d, AttentionBackward, Conv,
-     ConvTranspose, Pool, Im2Col,
+    [GroupNorm, LayerNorm2d, AttentionBackward,
+     Pool, Im2Col,
      Rnn, Gru, Lstm, SelectiveScan, Mamba2, GatedDeltaNet, Scan, Fft, LogMel, WelchPeaks, If, While,
      ElementwiseRegion, BatchElementwiseRegion, TransformRegion, Custom, LayerNormBackward, RmsNormBackward,
      LogMelBackward;

@@ -71,8 +71,6 @@ pub const NOT_COVERED: &[(&str, &str)] = &[
     ("GroupNorm", NORMS),
     ("LayerNorm2d", NORMS),
     ("AttentionBackward", ATTENTION),
-    ("Conv", CONV),
-    ("ConvTranspose", CONV),
     ("Pool.Max", CONV),
     ("Pool.Avg", CONV),
     ("Im2Col", CONV),

@@ -179,6 +179,8 @@ op_tests! {
     rng_uniform => "RngUniform",
     rng_normal => "RngNormal",
     sample => "Sample",
+    conv => "Conv",
+    conv_transpose => "ConvTranspose",
     resize_nearest => "ResizeNearest",
     elementwise_region => "ElementwiseRegion",
     batch_elementwise_region => "BatchElementwiseRegion",

@@ -205,6 +205,7 @@ pub mod attention;
 pub mod backward;
 pub mod catalog;
 pub mod control;
+pub mod conv;
 pub mod elementwise;
 pub mod indexing;
 pub mod linalg;

@@ -92,6 +92,7 @@ pub fn all() -> impl Iterator<Item = &'static Layout> {
         crate::attention::PARAMS,
         crate::backward::PARAMS,
         crate::control::PARAMS,
+        crate::conv::PARAMS,
         crate::elementwise::PARAMS,
         crate::indexing::PARAMS,
         crate::linalg::PARAMS,

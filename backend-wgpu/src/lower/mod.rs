@@ -10,6 +10,7 @@ mod attention;
 mod backward;
 pub mod builder;
 pub mod control;
+mod conv;
 mod elementwise;
 mod indexing;
 mod linalg;
@@ -142,11 +143,13 @@ backend_api::dispatch_ops! {
         Op::RngNormal(a) => random::rng_normal(b, a, io.input(0)?, io.output(0)?),
         Op::Sample(a) => random::sample(b, a, io.input(0)?, io.input(1)?, io.output(0)?),
         Op::Attention(a) => attention::attention(b, a, io),
+        Op::Conv(a) => conv::conv(b, a, io.input(0)?, io.input(1)?, io.opt_input(2), io.output(0)?),
+        Op::ConvTranspose(a) => conv::conv_transpose(b, a, io.input(0)?, io.input(1)?, io.opt_input(2), io.output(0)?),
     }
     missing => not_lowered(&io.node.op),
     [
-        GroupNorm, LayerNorm2d, AttentionBackward, Conv,
-        ConvTranspose, Pool,
+        GroupNorm, LayerNorm2d, AttentionBackward,
+        Pool,
         Im2Col, ResizeNearest, Rnn, Gru, Lstm, SelectiveScan, Mamba2, GatedDeltaNet, Scan, Fft, LogMel,
         WelchPeaks, If, While, ElementwiseRegion, BatchElementwiseRegion, TransformRegion, Custom,
         LayerNormBackward, RmsNormBackward, LogMelBackward;

@@ -9,8 +9,16 @@ use crate::values::any_tensor;
 use backend_api::DType;
 use proptest::prelude::*;
 
-/// Variants for `ResizeNearest`.
+// Conv (§2.9.1) and ConvTranspose (§2.9.2); the family and its first op share the name `conv`.
+#[allow(clippy::module_inception)]
+mod conv;
+mod transpose;
+
+/// Variants for `ResizeNearest`, and for `Conv` and `ConvTranspose` (in `conv.rs`, `transpose.rs`).
 pub fn variants(row: &str) -> Option<Vec<Variant>> {
+    if let Some(v) = conv::variants(row).or_else(|| transpose::variants(row)) {
+        return Some(v);
+    }
     if row != "ResizeNearest" {
         return None;
     }

@@ -95,24 +95,24 @@ impl Geometry {
         [self.n, c].into_iter().chain(sp.iter().copied()).collect()
     }
 
-    /// Halves the largest of batch, spatial dims and channels per group (never below `floor`
-    /// for spatial dim `d`); false when nothing can shrink.
+    /// Shrinks one size towards the caps: the batch first, then the largest spatial dim (never
+    /// below `floor` for dim `d`), then the groups, and the channels per group last, so that a
+    /// case keeps its [`Form`]'s channel layout; false when nothing can shrink.
     pub(super) fn shrink(&mut self, floor: impl Fn(&Geometry, usize) -> usize) -> bool {
         let spatial = (0..self.input.len()).filter(|&d| self.input[d] > floor(self, d)).max_by_key(|&d| self.input[d]);
-        let biggest = [self.n, self.cgi, self.cgo, self.groups].into_iter().max().unwrap_or(0);
-        match spatial {
-            Some(d) if self.input[d] >= biggest => self.input[d] = (self.input[d] / 2).max(floor(self, d)),
-            _ if biggest > 1 => {
-                for v in [&mut self.n, &mut self.cgi, &mut self.cgo, &mut self.groups] {
-                    if *v == biggest {
-                        *v = (*v / 2).max(1);
-                        break;
-                    }
-                }
-            }
-            _ => return false,
+        if self.n > 1 {
+            self.n /= 2;
+        } else if let Some(d) = spatial {
+            self.input[d] = (self.input[d] / 2).max(floor(self, d));
+        } else if self.groups > 1 {
+            self.groups /= 2;
+            self.attrs.groups = self.groups as u32;
+        } else if self.cgi.max(self.cgo) > 1 {
+            let c = if self.cgi >= self.cgo { &mut self.cgi } else { &mut self.cgo };
+            *c /= 2;
+        } else {
+            return false;
         }
-        self.attrs.groups = self.groups as u32;
         true
     }
 }
@@ -186,4 +186,29 @@ fn conv_case(dtype: DType, sk: &Skeleton, form: Form) -> Generated {
         let b = if g.attrs.has_bias { Some(nth(abs, 2)?) } else { None };
         Ok(vec![gb.conv(nth(abs, 0)?, nth(abs, 1)?, b, &g.attrs)?])
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The forms keep their channel layouts after fitting the caps, and the caps hold.
+    #[test]
+    fn forms_keep_their_channel_layout_within_the_caps() {
+        let mut seen_work = 0;
+        for seed in 0..300u64 {
+            let form = Form::ALL[seed as usize % 3];
+            let g = conv_geometry(&mut Rng::new(seed), form);
+            let out: Vec<usize> = (0..g.input.len()).map(|d| conv_out(&g, d)).collect();
+            let work = numel(&[g.n, g.groups * g.cgo, numel(&out), g.cgi, numel(&g.kernel)]);
+            assert!(work <= WORK_CAP, "{g:?}");
+            seen_work = seen_work.max(work);
+            match form {
+                Form::Depthwise => assert!(g.cgi == 1 && g.cgo == 1, "{g:?}"),
+                Form::Wide => assert!(g.cgi >= 16 && g.cgo >= 16, "{g:?}"),
+                Form::General => {}
+            }
+        }
+        assert!(seen_work > WORK_CAP / 8, "cases are all tiny: {seen_work}");
+    }
 }

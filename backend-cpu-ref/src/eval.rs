@@ -113,6 +113,10 @@ backend_api::dispatch_ops! {
         Op::Attention(a) => k(move |i, _| {
             attention::sdpa::attention(nth(i, 0)?, nth(i, 1)?, nth(i, 2)?, i.get(3..).unwrap_or(&[]), &a).map(one)
         }),
+        Op::Conv(a) => k(move |i, _| conv::conv(nth(i, 0)?, nth(i, 1)?, i.get(2).copied(), &a).map(one)),
+        Op::ConvTranspose(a) => {
+            k(move |i, _| conv::conv_transpose(nth(i, 0)?, nth(i, 1)?, i.get(2).copied(), &a).map(one))
+        }
         Op::ResizeNearest(a) => k(move |i, _| conv::resize_nearest(nth(i, 0)?, &a.scales).map(one)),
         Op::Pool(a) => k(move |i, _| conv::pool::pool(nth(i, 0)?, &a).map(one)),
         Op::Im2Col(a) => k(move |i, _| conv::im2col::im2col(nth(i, 0)?, &a).map(one)),
@@ -120,8 +124,7 @@ backend_api::dispatch_ops! {
     // Every kind cpu-ref does not implement, each named once (legalisation may still reach some
     // of them through their decompositions).
     missing => Err(unsupported(op)),
-    [AttentionBackward, Conv,
-     ConvTranspose,
+    [AttentionBackward,
      Rnn, Gru, Lstm, SelectiveScan, Mamba2, GatedDeltaNet, Scan, Fft, LogMel, WelchPeaks, If, While,
      ElementwiseRegion, BatchElementwiseRegion, TransformRegion, Custom, LayerNormBackward, RmsNormBackward,
      LogMelBackward;

@@ -184,6 +184,8 @@ op_tests! {
     pool_max => "Pool.Max",
     pool_avg => "Pool.Avg",
     im2col => "Im2Col",
+    conv => "Conv",
+    conv_transpose => "ConvTranspose",
     resize_nearest => "ResizeNearest",
     elementwise_region => "ElementwiseRegion",
     batch_elementwise_region => "BatchElementwiseRegion",

@@ -148,11 +148,12 @@ backend_api::dispatch_ops! {
         Op::Pool(a) => conv::pool(b, a, io.input(0)?, io.output(0)?),
         Op::Im2Col(a) => conv::im2col(b, a, io.input(0)?, io.output(0)?),
         Op::ResizeNearest(a) => conv::resize_nearest(b, &a.scales, io.input(0)?, io.output(0)?),
+        Op::Conv(a) => conv::conv(b, a, io.input(0)?, io.input(1)?, io.opt_input(2), io.output(0)?),
+        Op::ConvTranspose(a) => conv::conv_transpose(b, a, io.input(0)?, io.input(1)?, io.opt_input(2), io.output(0)?),
     }
     missing => not_lowered(&io.node.op),
     [
-        AttentionBackward, Conv,
-        ConvTranspose,
+        AttentionBackward,
         Rnn, Gru, Lstm, SelectiveScan, Mamba2, GatedDeltaNet, Scan, Fft, LogMel,
         WelchPeaks, If, While, ElementwiseRegion, BatchElementwiseRegion, TransformRegion, Custom,
         LayerNormBackward, RmsNormBackward, LogMelBackward;

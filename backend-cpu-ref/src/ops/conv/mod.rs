@@ -7,6 +7,15 @@ pub mod im2col;
 pub mod pool;
 mod window;
 
+// Conv (§2.9.1) and ConvTranspose (§2.9.2); the family and its first op share the name `conv`.
+#[allow(clippy::module_inception)]
+mod conv;
+#[cfg(test)]
+mod conv_tests;
+mod transpose;
+pub use conv::conv;
+pub use transpose::conv_transpose;
+
 use crate::layout::{gather, offset, strides};
 use backend_api::{bail, Result, Tensor};
 

@@ -13,8 +13,16 @@ use crate::values::any_tensor;
 use backend_api::DType;
 use proptest::prelude::*;
 
-/// Variants for `ResizeNearest`, `Pool.Max`, `Pool.Avg` and `Im2Col`.
+// Conv (§2.9.1) and ConvTranspose (§2.9.2); the family and its first op share the name `conv`.
+#[allow(clippy::module_inception)]
+mod conv;
+mod transpose;
+
+/// Variants for `ResizeNearest`, `Pool.Max`, `Pool.Avg`, `Im2Col` (in `pool.rs`, `im2col.rs`), and for `Conv` and `ConvTranspose` (in `conv.rs`, `transpose.rs`).
 pub fn variants(row: &str) -> Option<Vec<Variant>> {
+    if let Some(v) = conv::variants(row).or_else(|| transpose::variants(row)) {
+        return Some(v);
+    }
     if row != "ResizeNearest" {
         return pool::variants(row).or_else(|| im2col::variants(row));
     }

@@ -1,0 +1,60 @@
+//! The direct convolution kernels: one invocation per output element (four along the innermost
+//! dim in the depthwise form), looping over the input channels of the group and the kernel box.
+//! Sums are computed in f32 for F32/F16/BF16 storage (like the matmul kernels) and in f64 for
+//! F64; packed F16/BF16 outputs are ORed into zeroed memory.
+
+use crate::{reg_type, render, tensor_binding, Access, COMMON};
+use backend_api::{bail, DType, Error, ErrorKind, Result};
+
+/// Params, addressing and the bias, shared by every direct kernel.
+pub const CONV_DIRECT_COMMON: &str = include_str!("../wgsl/conv_direct_common.wgsl");
+/// General Conv.
+pub const CONV_DIRECT: &str = include_str!("../wgsl/conv_direct.wgsl");
+/// Depthwise Conv (`groups == Cin == Cout`).
+pub const CONV_DIRECT_DEPTHWISE: &str = include_str!("../wgsl/conv_direct_depthwise.wgsl");
+/// ConvTranspose, gather form.
+pub const CONV_DIRECT_TRANSPOSE: &str = include_str!("../wgsl/conv_direct_transpose.wgsl");
+
+/// Which direct kernel.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum DirectKernel {
+    /// Conv, any groups: one invocation per output element.
+    Conv,
+    /// Conv with `groups == Cin == Cout`: one invocation per four outputs along the last dim.
+    Depthwise,
+    /// ConvTranspose, gather form: one invocation per output element.
+    Transpose,
+}
+
+impl DirectKernel {
+    /// Every direct kernel.
+    pub const ALL: [DirectKernel; 3] = [DirectKernel::Conv, DirectKernel::Depthwise, DirectKernel::Transpose];
+
+    fn entry(self) -> &'static str {
+        match self {
+            DirectKernel::Conv => CONV_DIRECT,
+            DirectKernel::Depthwise => CONV_DIRECT_DEPTHWISE,
+            DirectKernel::Transpose => CONV_DIRECT_TRANSPOSE,
+        }
+    }
+}
+
+/// The module of kernel `k` for float dtype `d`, with or without a bias. Bindings: 1 `x`, 2 `w`,
+/// then 3 `b` (with a bias) and the output `out` last; all of dtype `d`. `Unsupported` for a
+/// dtype that is not a float.
+pub fn direct_module(k: DirectKernel, d: DType, bias: bool) -> Result<String> {
+    if !matches!(d, DType::F32 | DType::F16 | DType::BF16 | DType::F64) {
+        bail!(Unsupported, "no direct convolution kernel for {d} (float dtypes only)");
+    }
+    let mut tensors = tensor_binding("x", 1, d, Access::Read) + &tensor_binding("w", 2, d, Access::Read);
+    if bias {
+        tensors += &tensor_binding("b", 3, d, Access::Read);
+    }
+    tensors += &tensor_binding("out", if bias { 4 } else { 3 }, d, Access::Write);
+    let bias_expr = if bias { "ld_b(co)" } else { "F(0)" };
+    let slots = [("TENSORS", tensors.as_str()), ("F", reg_type(d)), ("BIAS", bias_expr)];
+    let shader = |e: String| Error::new(ErrorKind::Device, format!("direct convolution shader: {e}"));
+    let common = render(CONV_DIRECT_COMMON, &slots).map_err(shader)?;
+    let entry = render(k.entry(), &[]).map_err(shader)?;
+    Ok(crate::module(&[COMMON, &common, &entry]))
+}

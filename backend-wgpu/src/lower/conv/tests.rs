@@ -78,12 +78,13 @@ fn the_form_follows_the_op_and_the_groups() {
 #[test]
 fn one_dimensional_convs_are_padded_to_three_dims_and_idle_strides_become_one() {
     let caps = DeviceCaps::for_tests();
-    // 1-D, stride 5 over a single output position, kernel 1 with dilation 7
-    let l = lowered(&caps, &attrs(1, 5, 7, (0, 0), 1), None, DType::F32, [&[2, 3, 4], &[5, 3, 4], &[2, 5, 1]]).unwrap();
+    // 1-D, stride 5 over a single output position (kernel 4 over 4 inputs)
+    let l = lowered(&caps, &attrs(1, 5, 1, (0, 0), 1), None, DType::F32, [&[2, 3, 4], &[5, 3, 4], &[2, 5, 1]]).unwrap();
     let p = params_of(&l);
     assert_eq!((p.out_sp, p.in_sp, p.k), ([1, 1, 1, 1], [1, 1, 4, 1], [1, 1, 4, 1]));
     assert_eq!((p.stride, p.total, p.cgi, p.k_total), ([1; 4], 10, 3, 4));
-    let l = lowered(&caps, &attrs(1, 5, 7, (0, 0), 1), None, DType::F32, [&[2, 3, 4], &[5, 3, 1], &[2, 5, 1]]).unwrap();
+    // kernel 1 with dilation 7: the dilation never moves
+    let l = lowered(&caps, &attrs(1, 1, 7, (0, 0), 1), None, DType::F32, [&[2, 3, 4], &[5, 3, 1], &[2, 5, 4]]).unwrap();
     assert_eq!(params_of(&l).dilation, [1; 4]);
 }
 

@@ -26,12 +26,31 @@ def conv_graph(x, w, out, attrs, dtype="F32", transpose=False):
             "graph": {"nodes": nodes, "outputs": [{"node": 2, "output": 0}]}}
 
 
+def one_op(op, x, out, extra=(), dtype="F32"):
+    """x (and `extra` params) -> op -> out, a graph of one node."""
+    nodes = [param("x", x, dtype)] + [param(n, sh, dtype) for n, sh in extra]
+    nodes.append(node(op, list(range(len(nodes))), dtype, out))
+    return {"format": "wgml-graph", "version": 1,
+            "graph": {"nodes": nodes, "outputs": [{"node": len(nodes) - 1, "output": 0}]}}
+
+
 def attrs(s, stride=1, pad=1, groups=1):
     return {"stride": [stride] * s, "dilation": [1] * s, "pads_begin": [pad] * s, "pads_end": [pad] * s,
             "groups": groups, "has_bias": False}
 
 
+IMG = [8, 256, 56, 56]
+MAXPOOL = {"Pool": {"kind": "Max", "kernel": [3, 3], "stride": [2, 2], "dilation": [1, 1], "pads_begin": [1, 1],
+                    "pads_end": [1, 1], "ceil_mode": False, "count_include_pad": False}}
+
 WORKLOADS = {
+    # the convolution table of the benchmarks (names as in torch_layers.py)
+    "conv3x3_n8c256hw56_f32": conv_graph(IMG, [256, 256, 3, 3], IMG, attrs(2)),
+    "conv3x3_n8c256hw56_f16": conv_graph(IMG, [256, 256, 3, 3], IMG, attrs(2), dtype="F16"),
+    "dwconv3x3_n8c256hw56_f32": conv_graph(IMG, [256, 1, 3, 3], IMG, attrs(2, groups=256)),
+    "maxpool3x3s2_n8c256hw56_f32": one_op(MAXPOOL, IMG, [8, 256, 28, 28]),
+    "groupnorm32_n8c256hw56_f32": one_op({"GroupNorm": {"num_groups": 32, "eps": 1e-5}}, IMG, IMG,
+                                         [("g", [256]), ("b", [256])]),
     # depthwise 3x3, the MobileNet shape of the brief: 2 x 25.7 MB moved
     "dw3x3_n8_c256_56": conv_graph([8, 256, 56, 56], [256, 1, 3, 3], [8, 256, 56, 56], attrs(2, groups=256)),
     "dw3x3_n8_c256_56_f16": conv_graph([8, 256, 56, 56], [256, 1, 3, 3], [8, 256, 56, 56], attrs(2, groups=256),

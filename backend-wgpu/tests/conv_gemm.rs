@@ -4,8 +4,8 @@
 //! channels, output positions and K that are not multiples of the tiles, stride 2, dilation 2,
 //! asymmetric padding, two groups, 1-D, 2-D and 3-D, with and without a bias, F32, F16 and BF16.
 //!
-//! Each case runs on the default device (F16 on tensor cores where the adapter has cooperative
-//! matrices, else the scalar tiled kernel) and under `MatmulPrecision::F16` (BF16 on tensor
+//! Each case runs on the default device (F16 on tensor cores, for convolutions without padding
+//! taps, where the adapter has cooperative matrices; else the scalar tiled kernel) and under `MatmulPrecision::F16` (BF16 on tensor
 //! cores too, rounded to f16). lavapipe has no cooperative matrices: there both runs take the
 //! scalar kernel.
 
@@ -32,6 +32,21 @@ struct Case {
 }
 
 const CASES: &[Case] = &[
+    // no padding taps (the tensor-core form's condition): 65 output channels, 6·5 positions,
+    // K = 24·9 = 216
+    Case {
+        name: "2-D 3x3 valid, stride 2",
+        n: 2,
+        cin: 24,
+        cout: 65,
+        input: &[13, 12],
+        kernel: &[3, 3],
+        stride: &[2, 2],
+        dilation: &[1, 1],
+        pads: (&[0, 0], &[0, 0]),
+        groups: 1,
+        bias: true,
+    },
     // 70 output channels (a partial second 64-row tile), 9·8 = 72 positions (partial second
     // column tile), K = 20·9 = 180 (not a multiple of the K steps), two batch items
     Case {

@@ -67,6 +67,17 @@ impl Params for ConvGemmParams {
         Layout { name: "ConvGemmParams", size: std::mem::size_of::<ConvGemmParams>(), fields: &CONV_GEMM_FIELDS };
 }
 
+/// The staged presence of B's elements (1: inside x; 0: a padding tap or outside the matrix) that
+/// the scalar kernel selects each product on.
+const MASK_DECL: &str = "var<workgroup> sm: array<vec4<u32>, BK * SB>;\n";
+
+/// Bytes of workgroup memory the scalar implicit-GEMM kernel of `t` declares for `d`: the dense
+/// kernel's tiles and the presence mask of the B tile.
+pub fn tiled_workgroup_bytes(t: Tile, d: DType) -> u64 {
+    let s = t.shape(d);
+    t.workgroup_bytes(d) + u64::from(s.bk) * u64::from(s.tn() / 4 + 1) * 16
+}
+
 /// Which product kernel computes the implicit GEMM.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum GemmKernel {
@@ -93,11 +104,17 @@ pub fn gemm_module(k: GemmKernel, d: DType, bias: bool) -> Result<String> {
         GemmKernel::Tiled(t) => Variant::Tiled(t),
         GemmKernel::Coop(t) => Variant::Coop(t),
     };
+    // The scalar kernel skips padding taps per product (a non-finite weight must not meet them,
+    // docs/DECISIONS.md); the cooperative one multiplies them by zero, so the lowering gives it
+    // only convolutions without padding taps.
+    let tiled = matches!(k, GemmKernel::Tiled(_));
+    let index_b = if tiled { format!("{CONV_GEMM}\n{MASK_DECL}") } else { CONV_GEMM.to_string() };
     let ops = Operands {
         params: "ConvGemmParams",
         params_ext: "\n    geom: ConvGeom,",
-        index_b: CONV_GEMM,
+        index_b: &index_b,
         unpack2: if d == DType::BF16 { "unpack2x_bf16" } else { "unpack2x16float" },
+        mask_b: tiled,
     };
     let epi = if bias { Epilogue::BiasAct(None) } else { Epilogue::Store };
     match product_module(d, variant, epi, &ops) {

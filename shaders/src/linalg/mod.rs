@@ -545,12 +545,21 @@ pub struct Operands<'a> {
     /// The function unpacking a pair word of B (and A) to `vec2<f32>` in the cooperative kernel:
     /// `unpack2x16float` for F16 operands.
     pub unpack2: &'a str,
+    /// The scalar tiled kernel skips products with an absent B element (`NONE`) instead of
+    /// multiplying them by zero, staging B's presence in `sm`, which `index_b`'s code declares
+    /// as `var<workgroup> sm: array<vec4<u32>, BK * SB>`.
+    pub mask_b: bool,
 }
 
 impl Operands<'static> {
     /// The dense strided operands of MatMul, DotGeneral and FusedMatMulBiasAct.
-    pub const DENSE: Operands<'static> =
-        Operands { params: "GemmParams", params_ext: "", index_b: DENSE_INDEX_B, unpack2: "unpack2x16float" };
+    pub const DENSE: Operands<'static> = Operands {
+        params: "GemmParams",
+        params_ext: "",
+        index_b: DENSE_INDEX_B,
+        unpack2: "unpack2x16float",
+        mask_b: false,
+    };
 }
 
 /// `index_b` of the dense kernels: B read through its row and column strides.
@@ -756,7 +765,7 @@ pub fn module(d: DType, out: DType, variant: Variant, epi: Epilogue) -> Option<R
 fn tiled_module(d: DType, out: DType, tile: Tile, epi: Epilogue, ops: &Operands<'_>) -> Option<Result<String, String>> {
     let s = tile.shape(d);
     let (rm, rn, bk) = (s.rm.to_string(), s.rn.to_string(), s.bk.to_string());
-    let code = Unrolled::new(s);
+    let code = if ops.mask_b { Unrolled::masked(s) } else { Unrolled::new(s) };
     let raw = raw_access(d);
     let slots = [
         ("RM", rm.as_str()),

@@ -15,7 +15,7 @@ use crate::pipelines::BindKind;
 use crate::MatmulPrecision;
 use backend_api::shape::try_numel;
 use backend_api::{bail, DType, Result};
-use shaders::conv::gemm::{gemm_module, ConvGemmParams, ConvGeom, GemmKernel};
+use shaders::conv::gemm::{gemm_module, tiled_workgroup_bytes, ConvGemmParams, ConvGeom, GemmKernel};
 use shaders::linalg::{GemmParams, Tile};
 use shaders::params::Params;
 
@@ -36,10 +36,13 @@ pub(super) fn gemm_kernel(s: &ConvShape, caps: &DeviceCaps) -> Option<GemmKernel
     if !matches!(s.dtype, DType::F32 | DType::F16 | DType::BF16) {
         return None;
     }
-    let (m, n) = (s.cgo(), s.output.iter().product::<usize>());
+    let (m, n) = (s.cgo(), try_numel(&s.output).unwrap_or(usize::MAX));
     let tiles = m.div_ceil(128).saturating_mul(n.div_ceil(128)).saturating_mul(s.n.saturating_mul(s.groups));
     let large = m >= 128 && n >= 128 && tiles >= LARGE_MIN_TILES;
-    let coop = s.dtype == DType::F16 || (s.dtype == DType::BF16 && caps.matmul_precision == MatmulPrecision::F16);
+    // The cooperative kernel multiplies padding taps by zero instead of skipping them (a
+    // non-finite weight would reach the sum): only convolutions without padding taps use it.
+    let coop = (s.dtype == DType::F16 || (s.dtype == DType::BF16 && caps.matmul_precision == MatmulPrecision::F16))
+        && !padding_taps(s);
     if coop {
         if let Some(t) = conv_coop_tile(caps, large) {
             return Some(GemmKernel::Coop(t));
@@ -50,8 +53,18 @@ pub(super) fn gemm_kernel(s: &ConvShape, caps: &DeviceCaps) -> Option<GemmKernel
         .into_iter()
         .filter(|_| large)
         .chain([Tile::Small])
-        .find(|t| t.workgroup_bytes(s.dtype) <= limit)
+        .find(|&t| tiled_workgroup_bytes(t, s.dtype) <= limit)
         .map(GemmKernel::Tiled)
+}
+
+/// Whether some tap of some output position of `s` lands in the padding: padding before a dim,
+/// or a last window that reaches past the input.
+pub(super) fn padding_taps(s: &ConvShape) -> bool {
+    (0..SPATIAL).any(|d| {
+        let last = s.output[d].saturating_sub(1).saturating_mul(s.stride[d]);
+        let reach = s.kernel[d].saturating_sub(1).saturating_mul(s.dilation[d]);
+        s.pads_begin[d] > 0 || last.saturating_add(reach) >= s.input[d]
+    })
 }
 
 /// Records the implicit GEMM of kernel `k` for Conv `s`.
@@ -146,16 +159,16 @@ pub(super) fn params(s: &ConvShape, [m, n, k]: [usize; 3], batch: usize) -> Resu
     let geom = ConvGeom {
         in_sp,
         out_sp: [
-            u32_of(oh * ow, "output positions")?,
+            u32_of(try_numel(&[oh, ow])?, "output positions")?,
             u32_of(oh, "output rows")?,
             u32_of(ow, "output columns")?,
             u32_of(n, "output positions")?,
         ],
         taps: [
-            u32_of(kh * kw, "kernel taps")?,
+            u32_of(try_numel(&[kh, kw])?, "kernel taps")?,
             u32_of(kh, "kernel taps")?,
             u32_of(kw, "kernel taps")?,
-            u32_of(kd * kh * kw, "kernel taps")?,
+            u32_of(try_numel(&[kd, kh, kw])?, "kernel taps")?,
         ],
         stride,
         dilation,

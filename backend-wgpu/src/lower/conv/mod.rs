@@ -115,7 +115,7 @@ pub fn choose_form(s: &ConvShape, caps: &DeviceCaps) -> ConvForm {
         ConvOp::Transpose => ConvForm::TransposeGather,
         ConvOp::Conv if s.groups == s.cin && s.groups == s.cout => ConvForm::Depthwise,
         ConvOp::Conv => {
-            let k = s.cgi().saturating_mul(s.kernel.iter().product());
+            let k = s.cgi().saturating_mul(backend_api::shape::try_numel(&s.kernel).unwrap_or(usize::MAX));
             let wide = s.cgo() >= GEMM_MIN_COUT && k >= GEMM_MIN_K;
             match gemm::gemm_kernel(s, caps).filter(|_| wide) {
                 Some(g) => ConvForm::ImplicitGemm(g),

@@ -125,7 +125,8 @@ fn coop_caps() -> DeviceCaps {
 #[test]
 fn f16_takes_tensor_cores_and_bf16_only_under_reduced_precision() {
     let mut caps = coop_caps();
-    let s = |d| ConvShape { dtype: d, ..shape(ConvOp::Conv, 1, 64, 64, 1) };
+    // no padding taps: 3x3 over 8x8 into 6x6
+    let s = |d| ConvShape { dtype: d, output: [1, 6, 6], pads_begin: [0; 3], ..shape(ConvOp::Conv, 1, 64, 64, 1) };
     let coop = ConvForm::ImplicitGemm(GemmKernel::Coop(CoopTile { frag: 16, subgroup: 32, shape: CoopShape::Small }));
     assert_eq!(choose_form(&s(DType::F16), &caps), coop);
     assert_eq!(choose_form(&s(DType::BF16), &caps), SMALL);
@@ -134,9 +135,11 @@ fn f16_takes_tensor_cores_and_bf16_only_under_reduced_precision() {
     assert_eq!(choose_form(&s(DType::BF16), &caps), coop);
     // F32 keeps the exact scalar kernel under the option too
     assert_eq!(choose_form(&s(DType::F32), &caps), SMALL);
+    // padding taps (skipped per product only by the scalar kernel) keep F16 off tensor cores
+    assert_eq!(choose_form(&shape(ConvOp::Conv, 1, 64, 64, 1), &caps), SMALL);
     // and the module renders for both dtypes
     for d in [DType::F16, DType::BF16] {
-        let l = lowered(&caps, &attrs(2, 1, 1, (1, 1), 1), None, d, [&[1, 64, 8, 8], &[64, 64, 3, 3], &[1, 64, 8, 8]])
+        let l = lowered(&caps, &attrs(2, 1, 1, (0, 0), 1), None, d, [&[1, 64, 8, 8], &[64, 64, 3, 3], &[1, 64, 6, 6]])
             .unwrap();
         assert!(l.kernels().iter().any(|k| k.source.contains("coopMultiplyAdd") && k.source.contains("ConvGeom")));
     }

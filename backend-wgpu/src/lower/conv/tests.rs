@@ -181,7 +181,7 @@ fn implicit_gemm_grids_split_at_the_workgroup_limit() {
     // 5 items x 1 group = 5 batches; 130 columns = 3 column tiles; 80 rows = 2 row tiles
     let a = attrs(1, 1, 1, (0, 0), 1);
     let l = lowered(&caps, &a, None, DType::F32, [&[5, 16, 130], &[80, 16, 1], &[5, 80, 130]]).unwrap();
-    let grids: Vec<_> = l.kernels().iter().map(|k| (k.grid.clone(), gemm_params_of_kernel(k).gemm.batch0)).collect();
+    let grids: Vec<_> = l.kernels().iter().map(|k| (k.grid, gemm_params_of_kernel(k).gemm.batch0)).collect();
     assert_eq!(grids.len(), 2);
     assert!(matches!(grids[0], (Grid::Workgroups([3, 2, 3]), 0)), "{grids:?}");
     assert!(matches!(grids[1], (Grid::Workgroups([3, 2, 2]), 3)), "{grids:?}");

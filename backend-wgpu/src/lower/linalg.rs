@@ -341,6 +341,13 @@ fn threads(n: usize) -> Result<Grid> {
     }
 }
 
+/// The element-pair cooperative-matrix tile a product gets on `caps` (`large`: with enough 128 x
+/// 128 tiles for the large one), if the device can run one: the implicit-GEMM convolution's
+/// tensor-core form (`conv/gemm.rs`) uses the dense choice.
+pub(crate) fn conv_coop_tile(caps: &DeviceCaps, large: bool) -> Option<shaders::linalg::CoopTile> {
+    coop::coop_tile(caps, large)
+}
+
 /// The skinny kernel for few rows; else the cooperative-matrix kernel for F16 on devices that
 /// have it (and for F32/BF16 under the reduced-precision option, see [`coop::coop_variant`]);
 /// else a tiled kernel (`tiled.rs`: the vector-load one for aligned F32 operands of problems

@@ -1,10 +1,11 @@
 //! Variants of the convolution family (§2.9): Pool and Im2Col on the shared sliding-window
 //! addressing of `conv_window_common.wgsl` ([`pool`], [`im2col`]), ResizeNearest ([`resize`]),
 //! and the Conv/ConvTranspose kernels: the direct forms in [`direct`] (general Conv, depthwise
-//! Conv, ConvTranspose in gather form); the lowering picks the form
-//! (`backend-wgpu/src/lower/conv/mod.rs`).
+//! Conv, ConvTranspose in gather form) and Conv as an implicit GEMM on the dense product kernels
+//! in [`gemm`]; the lowering picks the form (`backend-wgpu/src/lower/conv/mod.rs`).
 
 pub mod direct;
+pub mod gemm;
 pub mod im2col;
 pub mod pool;
 pub mod resize;
@@ -48,4 +49,5 @@ pub const PARAMS: &[crate::params::Layout] = &[
     <pool::WindowParams as crate::params::Params>::LAYOUT,
     <resize::ResizeParams as crate::params::Params>::LAYOUT,
     <ConvParams as crate::params::Params>::LAYOUT,
+    <gemm::ConvGemmParams as crate::params::Params>::LAYOUT,
 ];

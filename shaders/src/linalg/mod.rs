@@ -528,6 +528,67 @@ impl Variant {
     }
 }
 
+/// How the tiled and element-pair cooperative kernels (`linalg.wgsl`, `linalg_coop.wgsl`) see
+/// their params and B: the dense strided matrix of [`GemmParams`] ([`Operands::DENSE`]), or
+/// another formulation of B read through a params struct extended with its members (the
+/// implicit im2col of a convolution, `shaders::conv::gemm`). A is always the strided matrix.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Operands<'a> {
+    /// Name of the params struct at binding 0 (`GemmParams`, or one that extends it).
+    pub params: &'a str,
+    /// Members appended to the params struct (each line starting with a newline); empty for
+    /// `GemmParams`.
+    pub params_ext: &'a str,
+    /// The WGSL of `fn index_b(base, col0, k0, kend, c) -> u32` (element index of B's
+    /// (k0 + c.x, col0 + c.y) or `NONE`), with any module-scope declarations it needs.
+    pub index_b: &'a str,
+    /// The function unpacking a pair word of B (and A) to `vec2<f32>` in the cooperative kernel:
+    /// `unpack2x16float` for F16 operands.
+    pub unpack2: &'a str,
+    /// The scalar tiled kernel skips products with an absent B element (`NONE`) instead of
+    /// multiplying them by zero, staging B's presence in `sm`, which `index_b`'s code declares
+    /// as `var<workgroup> sm: array<vec4<u32>, BK * SB>`.
+    pub mask_b: bool,
+}
+
+impl Operands<'static> {
+    /// The dense strided operands of MatMul, DotGeneral and FusedMatMulBiasAct.
+    pub const DENSE: Operands<'static> = Operands {
+        params: "GemmParams",
+        params_ext: "",
+        index_b: DENSE_INDEX_B,
+        unpack2: "unpack2x16float",
+        mask_b: false,
+    };
+}
+
+/// `index_b` of the dense kernels: B read through its row and column strides.
+const DENSE_INDEX_B: &str = "fn index_b(base: u32, col0: u32, k0: u32, kend: u32, c: vec2<u32>) -> u32 {
+    let gk = k0 + c.x;
+    let gj = col0 + c.y;
+    return select(NONE, base + gk * p.b_rs + gj * p.b_cs, gj < p.n && gk < kend);
+}";
+
+/// Renders the tiled ([`Variant::Tiled`]) or element-pair cooperative ([`Variant::Coop`])
+/// product kernel with operands `ops` (output dtype `d`, no split-K). Bindings as [`module`].
+/// The cooperative kernel takes F16 operands, and BF16 ones when `ops.unpack2` unpacks bf16
+/// pairs (rounded to f16 while staged). `None` for other variants, dtypes or unrenderable tiles.
+pub fn product_module(d: DType, variant: Variant, epi: Epilogue, ops: &Operands<'_>) -> Option<Result<String, String>> {
+    if !is_float(d) {
+        return None;
+    }
+    match variant {
+        Variant::Tiled(tile) => tiled_module(d, d, tile, epi, ops),
+        Variant::Coop(t) => {
+            if !matches!(d, DType::F16 | DType::BF16) || !t.renderable() {
+                return None;
+            }
+            coop_module(d, d, epi, CoopVecTile::cvt(t, false), Staging::Pairs, ops)
+        }
+        Variant::TiledVec(_) | Variant::CoopVec(_) | Variant::Skinny { .. } | Variant::Gemv(_) => None,
+    }
+}
+
 /// What the kernel does with each dot product before storing it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Epilogue {
@@ -590,6 +651,21 @@ fn assemble(
     kernel: &str,
     slots: &[(&str, &str)],
 ) -> Option<Result<String, String>> {
+    assemble_with(prelude, d, out, inputs, epi, kernel, slots, &Operands::DENSE)
+}
+
+/// [`assemble`] with the params struct of `ops`.
+#[allow(clippy::too_many_arguments)]
+fn assemble_with(
+    prelude: &str,
+    d: DType,
+    out: DType,
+    inputs: &[(&str, DType)],
+    epi: Epilogue,
+    kernel: &str,
+    slots: &[(&str, &str)],
+    ops: &Operands<'_>,
+) -> Option<Result<String, String>> {
     let finish = finish_body(d, epi)?;
     let mut tensors = String::new();
     for (k, (name, dt)) in inputs.iter().enumerate() {
@@ -608,6 +684,8 @@ fn assemble(
         ("TENSORS", tensors.as_str()),
         ("FINISH", finish.as_str()),
         ("STORE_PAIR", store_pair_body(out)),
+        ("PARAMS", ops.params),
+        ("PARAMS_EXT", ops.params_ext),
     ];
     let rendered = render(LINALG_COMMON, &common_slots).and_then(|c| render(kernel, slots).map(|k| (c, k)));
     Some(rendered.map(|(c, k)| {
@@ -643,37 +721,21 @@ pub fn module(d: DType, out: DType, variant: Variant, epi: Epilogue) -> Option<R
         return None;
     }
     let inputs = [("a", d), ("b", d)];
+    let dense = &Operands::DENSE;
     match variant {
-        Variant::Tiled(tile) => {
-            let s = tile.shape(d);
-            let (rm, rn, bk) = (s.rm.to_string(), s.rn.to_string(), s.bk.to_string());
-            let code = Unrolled::new(s);
-            let raw = raw_access(d);
-            let slots = [
-                ("RM", rm.as_str()),
-                ("RN", rn.as_str()),
-                ("BK", bk.as_str()),
-                ("RAW", raw.as_str()),
-                ("DECLS", &code.decls()),
-                ("LOAD", &code.load()),
-                ("STAGE", &code.stage()),
-                ("COMPUTE", &code.compute()),
-                ("STORE", &code.store()),
-            ];
-            assemble("", d, out, &inputs, epi, TILED, &slots)
-        }
+        Variant::Tiled(tile) => tiled_module(d, out, tile, epi, dense),
         Variant::TiledVec(t) => tiled_vec_module(d, out, t, epi),
         Variant::Coop(t) => {
             if d != DType::F16 || !t.renderable() {
                 return None;
             }
-            coop_module(d, out, epi, CoopVecTile::cvt(t, false), Staging::Pairs)
+            coop_module(d, out, epi, CoopVecTile::cvt(t, false), Staging::Pairs, dense)
         }
         Variant::CoopVec(v) => {
             if !v.renderable(d) {
                 return None;
             }
-            coop_module(d, out, epi, v, Staging::Cvt)
+            coop_module(d, out, epi, v, Staging::Cvt, dense)
         }
         Variant::Skinny { nfast } => {
             let raw = raw_access(d);
@@ -699,6 +761,27 @@ pub fn module(d: DType, out: DType, variant: Variant, epi: Epilogue) -> Option<R
     }
 }
 
+/// Renders the scalar tiled kernel (`linalg.wgsl`) of `tile` with operands `ops`.
+fn tiled_module(d: DType, out: DType, tile: Tile, epi: Epilogue, ops: &Operands<'_>) -> Option<Result<String, String>> {
+    let s = tile.shape(d);
+    let (rm, rn, bk) = (s.rm.to_string(), s.rn.to_string(), s.bk.to_string());
+    let code = if ops.mask_b { Unrolled::masked(s) } else { Unrolled::new(s) };
+    let raw = raw_access(d);
+    let slots = [
+        ("RM", rm.as_str()),
+        ("RN", rn.as_str()),
+        ("BK", bk.as_str()),
+        ("RAW", raw.as_str()),
+        ("INDEX_B", ops.index_b),
+        ("DECLS", &code.decls()),
+        ("LOAD", &code.load()),
+        ("STAGE", &code.stage()),
+        ("COMPUTE", &code.compute()),
+        ("STORE", &code.store()),
+    ];
+    assemble_with("", d, out, &[("a", d), ("b", d)], epi, TILED, &slots, ops)
+}
+
 /// Renders a cooperative-matrix kernel: `v`'s tile, K step and buffers with the template and
 /// generated code of `staging`.
 fn coop_module(
@@ -707,6 +790,7 @@ fn coop_module(
     epi: Epilogue,
     v: CoopVecTile,
     staging: Staging,
+    ops: &Operands<'_>,
 ) -> Option<Result<String, String>> {
     let t = v.tile;
     let code = CoopCode::new(t, staging, v.bk);
@@ -726,6 +810,9 @@ fn coop_module(
         ("COMPUTE", code.compute()),
         ("STORE", code.store()),
     ];
+    if staging == Staging::Pairs {
+        slots.extend([("INDEX_B", ops.index_b.to_string()), ("UNPACK2", ops.unpack2.to_string())]);
+    }
     if staging == Staging::Cvt {
         let (raw8, load8, halves) = cvt8(d)?;
         slots.extend([
@@ -742,7 +829,7 @@ fn coop_module(
         // A and B are declared by this template itself.
         Staging::Cvt => (COOP_VEC, [("", d), ("", d)]),
     };
-    assemble(prelude, d, out, &inputs, epi, template, &slots)
+    assemble_with(prelude, d, out, &inputs, epi, template, &slots, ops)
 }
 
 /// `RAW8`, `LOAD8` and `HALVES` of `linalg_coop_vec.wgsl` for operands of dtype `d`: the

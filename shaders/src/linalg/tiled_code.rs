@@ -8,6 +8,10 @@ use super::*;
 /// the prefetched raw values and `ea{r}`/`eb{r}` their element indices, `c{i}_{g}` the accumulator of row i, column group g.
 pub(super) struct Unrolled {
     s: TileShape,
+    /// Products with an absent B element (index `NONE`) are skipped rather than multiplied by
+    /// zero (a non-finite A element must not reach the sum through them): B's presence is staged
+    /// in `sm` (declared by the operands' code) and each product selected on it.
+    masked: bool,
     /// Elements of the A and B tiles each thread stages per K step.
     la: u32,
     lb: u32,
@@ -15,7 +19,12 @@ pub(super) struct Unrolled {
 
 impl Unrolled {
     pub(super) fn new(s: TileShape) -> Unrolled {
-        Unrolled { s, la: s.tm() * s.bk / 256, lb: s.tn() * s.bk / 256 }
+        Unrolled { s, masked: false, la: s.tm() * s.bk / 256, lb: s.tn() * s.bk / 256 }
+    }
+
+    /// [`Unrolled::new`] with absent B elements skipped (see `masked`).
+    pub(super) fn masked(s: TileShape) -> Unrolled {
+        Unrolled { masked: true, ..Unrolled::new(s) }
     }
 
     pub(super) fn decls(&self) -> String {
@@ -58,6 +67,9 @@ impl Unrolled {
         }
         for r in 0..self.lb {
             out += &format!("        sb[ib{r}][cb{r}.y & 3u] = cvt(pb{r}, eb{r});\n");
+            if self.masked {
+                out += &format!("        sm[ib{r}][cb{r}.y & 3u] = u32(eb{r} != NONE);\n");
+            }
         }
         out
     }
@@ -78,11 +90,19 @@ impl Unrolled {
             }
             for g in 0..self.s.rn / 4 {
                 out += &format!("            let b{g} = sb[{bbase}{kk}u * SB + {}u + tx];\n", 16 * g);
+                if self.masked {
+                    out +=
+                        &format!("            let m{g} = sm[{bbase}{kk}u * SB + {}u + tx] != vec4<u32>(0u);\n", 16 * g);
+                }
             }
             for i in 0..self.s.rm {
                 let a = format!("a{}.{}", i / 4, LANE[(i % 4) as usize]);
                 for g in 0..self.s.rn / 4 {
-                    out += &format!("            c{i}_{g} = c{i}_{g} + {a} * b{g};\n");
+                    out += &if self.masked {
+                        format!("            c{i}_{g} = c{i}_{g} + select(R4(R(0.0)), {a} * b{g}, m{g});\n")
+                    } else {
+                        format!("            c{i}_{g} = c{i}_{g} + {a} * b{g};\n")
+                    };
                 }
             }
             out += "        }\n";

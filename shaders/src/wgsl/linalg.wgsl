@@ -64,11 +64,9 @@ fn index_a(base: u32, row0: u32, k0: u32, kend: u32, c: vec2<u32>) -> u32 {
 }
 
 // Index of element (k0 + c.x, col0 + c.y) of B; NONE outside the matrix and the split's K range.
-fn index_b(base: u32, col0: u32, k0: u32, kend: u32, c: vec2<u32>) -> u32 {
-    let gk = k0 + c.x;
-    let gj = col0 + c.y;
-    return select(NONE, base + gk * p.b_rs + gj * p.b_cs, gj < p.n && gk < kend);
-}
+// INDEX_B: the strided matrix (`shaders::linalg`), or another formulation of B such as the
+// implicit im2col of a convolution (`conv_gemm.wgsl`).
+{{INDEX_B}}
 
 @compute @workgroup_size(16, 16)
 fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_id) lid: vec3<u32>,

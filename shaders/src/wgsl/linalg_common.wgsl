@@ -18,12 +18,14 @@
 // - batch dims are at most 8 (the lowering refuses more), and the index into them is clamped;
 // - K + one split + one K step fits 32 bits (the lowering checks it), so no loop counter wraps.
 
+// PARAMS names the params struct: GemmParams, or a struct extended by PARAMS_EXT with the members
+// of another formulation of an operand (the implicit im2col of a convolution, `conv_gemm.wgsl`).
 alias R = {{REG}};
 // Index of an element outside the operand (reads as zero).
 const NONE: u32 = 0xffffffffu;
 alias R4 = vec4<{{REG}}>;
 
-struct GemmParams {
+struct {{PARAMS}} {
     m: u32,
     n: u32,
     k: u32,
@@ -49,10 +51,10 @@ struct GemmParams {
     bdims: array<vec4<u32>, 2>,
     a_bs: array<vec4<u32>, 2>,
     b_bs: array<vec4<u32>, 2>,
-    bias_bs: array<vec4<u32>, 2>,
+    bias_bs: array<vec4<u32>, 2>,{{PARAMS_EXT}}
 }
 
-@group(0) @binding(0) var<uniform> p: GemmParams;
+@group(0) @binding(0) var<uniform> p: {{PARAMS}};
 {{TENSORS}}
 
 // The value stored for dot product v at bias index bi (bias and activation of fused variants).

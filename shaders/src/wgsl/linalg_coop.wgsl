@@ -82,12 +82,9 @@ fn index_a(base: u32, row0: u32, k0: u32, kend: u32, c: vec2<u32>) -> u32 {
     return select(NONE, base + gi * p.a_rs + gk * p.a_cs, gi < p.m && gk < kend);
 }
 
-// Element index of (k0 + c.x, col0 + c.y) of B, or NONE outside.
-fn index_b(base: u32, col0: u32, k0: u32, kend: u32, c: vec2<u32>) -> u32 {
-    let gk = k0 + c.x;
-    let gj = col0 + c.y;
-    return select(NONE, base + gk * p.b_rs + gj * p.b_cs, gj < p.n && gk < kend);
-}
+// Element index of (k0 + c.x, col0 + c.y) of B, or NONE outside (INDEX_B: the strided matrix, or
+// another formulation of B such as the implicit im2col of a convolution, `conv_gemm.wgsl`).
+{{INDEX_B}}
 
 // The storage word holding element i (word 0 for NONE, always bound).
 fn word_a(i: u32) -> u32 {
@@ -125,16 +122,18 @@ fn pair_b(i0: u32, i1: u32) -> u32 {
     return half_bits(w0, i0) | (half_bits(word_b(i1), i1) << 16u);
 }
 
+// UNPACK2: the pair word to two f32 (`unpack2x16float` for F16 storage, a bf16 unpacking for
+// BF16 operands rounded to f16).
 // Stores the two f16 of pair word w at workgroup indices i and i + step of tile `sa` / `sb` (the
 // f16 -> f32 -> f16 round trip is exact).
 fn stage_a(i: u32, step: u32, w: u32) {
-    let v = unpack2x16float(w);
+    let v = {{UNPACK2}}(w);
     sa[i] = f16(v.x);
     sa[i + step] = f16(v.y);
 }
 
 fn stage_b(i: u32, step: u32, w: u32) {
-    let v = unpack2x16float(w);
+    let v = {{UNPACK2}}(w);
     sb[i] = f16(v.x);
     sb[i + step] = f16(v.y);
 }

@@ -39,6 +39,7 @@ pub(super) fn lower(
         ConvForm::Direct => DirectKernel::Conv,
         ConvForm::Depthwise => DirectKernel::Depthwise,
         ConvForm::TransposeGather => DirectKernel::Transpose,
+        ConvForm::ImplicitGemm(_) => bail!(Shape, "{label}: the implicit GEMM is not a direct form"),
     };
     let p = params(s, kernel)?;
     let source = direct_module(kernel, s.dtype, s.bias)?;
@@ -59,7 +60,7 @@ pub(super) fn lower(
 
 /// Errs when an operand has 2^31 elements or more, exceeds one binding, or a coordinate the kernel
 /// forms could reach 2^31.
-fn check_sizes<'o>(
+pub(super) fn check_sizes<'o>(
     b: &Lower<'_>,
     label: &str,
     s: &ConvShape,

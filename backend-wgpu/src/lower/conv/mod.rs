@@ -5,15 +5,17 @@
 //! the op's own shape inference, describe the problem as a [`ConvShape`] (spatial lists padded to
 //! three dims), pick a [`ConvForm`] with [`choose_form`] — a pure function of the shape and the
 //! device's capabilities — and hand the problem to that form's builder. The direct forms are in
-//! `direct.rs`; an implicit-GEMM (tensor-core) form for wide channel counts is meant to become
-//! another arm of [`ConvForm`], chosen in [`choose_form`], with a builder of its own.
+//! `direct.rs`; Conv with wide channel counts runs as an implicit GEMM on the dense product
+//! kernels (`gemm.rs`: register-tiled scalar, or tensor cores where the device has them).
 
 use super::builder::{Lower, Operand};
 use crate::device::DeviceCaps;
 use backend_api::op::{ConvAttrs, ConvTransposeAttrs, Op};
 use backend_api::{bail, ensure, DType, Result, Shape, TensorType};
+use shaders::conv::gemm::GemmKernel;
 
 mod direct;
+mod gemm;
 mod im2col;
 mod pool;
 mod resize;
@@ -89,15 +91,37 @@ pub enum ConvForm {
     Depthwise,
     /// ConvTranspose, gather form: one invocation per output element, no atomics.
     TransposeGather,
+    /// Conv as an implicit GEMM `W · im2col(x)` per (batch item, group) on a dense product
+    /// kernel, the im2col formed on the fly (no scratch memory).
+    ImplicitGemm(GemmKernel),
 }
 
-/// The form for `s` on a device with `caps`. The direct forms run everywhere; `caps` is where a
-/// GEMM form will find cooperative-matrix support and workgroup-memory limits.
-pub fn choose_form(s: &ConvShape, _caps: &DeviceCaps) -> ConvForm {
+/// Conv takes the implicit GEMM from this many output channels per group: the GEMM's smallest
+/// tile is 64 rows of output channels (the cooperative one 64 too), so below 16 more than three
+/// quarters of every tile is idle, and the direct kernel, which reads each weight once per output,
+/// is cheap at such widths.
+pub const GEMM_MIN_COUT: usize = 16;
+/// …and from this many products per output (input channels per group × kernel taps): one K step
+/// of the scalar kernel is 16 (the cooperative one 32), so shorter sums leave most of each staged
+/// step empty while the direct kernel's loop is short anyway.
+pub const GEMM_MIN_K: usize = 16;
+
+/// The form for `s` on a device with `caps`: depthwise Conv its own kernel; Conv with at least
+/// [`GEMM_MIN_COUT`] output channels per group and [`GEMM_MIN_K`] products per output the
+/// implicit GEMM where the device runs one for the dtype (F32, F16, BF16; `caps` decides between
+/// tensor cores and the scalar kernel); other Conv the direct kernel.
+pub fn choose_form(s: &ConvShape, caps: &DeviceCaps) -> ConvForm {
     match s.op {
         ConvOp::Transpose => ConvForm::TransposeGather,
         ConvOp::Conv if s.groups == s.cin && s.groups == s.cout => ConvForm::Depthwise,
-        ConvOp::Conv => ConvForm::Direct,
+        ConvOp::Conv => {
+            let k = s.cgi().saturating_mul(backend_api::shape::try_numel(&s.kernel).unwrap_or(usize::MAX));
+            let wide = s.cgo() >= GEMM_MIN_COUT && k >= GEMM_MIN_K;
+            match gemm::gemm_kernel(s, caps).filter(|_| wide) {
+                Some(g) => ConvForm::ImplicitGemm(g),
+                None => ConvForm::Direct,
+            }
+        }
     }
 }
 
@@ -143,6 +167,7 @@ fn lower_shape(
         ConvForm::Direct | ConvForm::Depthwise | ConvForm::TransposeGather => {
             direct::lower(b, form, s, x, w, bias, out)
         }
+        ConvForm::ImplicitGemm(k) => gemm::lower(b, k, s, x, w, bias, out),
     }
 }
 

@@ -1,10 +1,14 @@
-//! The form choice and the direct lowering's params, grids and errors, without a GPU.
+//! The form choice, the direct and implicit-GEMM lowerings' params, grids and errors, without a
+//! GPU.
 
 use super::*;
 use crate::lower::builder::{Buf, Lowering};
 use crate::lower::Grid;
 use backend_api::ErrorKind;
+use shaders::conv::gemm::ConvGemmParams;
 use shaders::conv::ConvParams;
+use shaders::linalg::{CoopShape, CoopTile, Tile};
+use wgpu::wgt::{CooperativeMatrixProperties, CooperativeScalarType};
 
 fn op(buf: Buf, d: DType, dims: &[usize]) -> Operand {
     Operand::whole(buf, d, dims.to_vec()).unwrap()
@@ -69,10 +73,122 @@ fn the_form_follows_the_op_and_the_groups() {
     let caps = DeviceCaps::for_tests();
     assert_eq!(choose_form(&shape(ConvOp::Conv, 8, 256, 256, 256), &caps), ConvForm::Depthwise);
     assert_eq!(choose_form(&shape(ConvOp::Conv, 1, 1, 1, 1), &caps), ConvForm::Depthwise);
-    // a channel multiplier (Cout = 2·Cin) or grouped channels take the general kernel
+    // a channel multiplier (Cout = 2·Cin) or narrow grouped channels take the general kernel
     assert_eq!(choose_form(&shape(ConvOp::Conv, 1, 4, 8, 4), &caps), ConvForm::Direct);
-    assert_eq!(choose_form(&shape(ConvOp::Conv, 1, 64, 64, 1), &caps), ConvForm::Direct);
     assert_eq!(choose_form(&shape(ConvOp::Transpose, 1, 4, 4, 4), &caps), ConvForm::TransposeGather);
+    assert_eq!(choose_form(&shape(ConvOp::Transpose, 1, 64, 64, 1), &caps), ConvForm::TransposeGather);
+}
+
+const SMALL: ConvForm = ConvForm::ImplicitGemm(GemmKernel::Tiled(Tile::Small));
+
+#[test]
+fn wide_channels_take_the_implicit_gemm_from_the_thresholds() {
+    let caps = DeviceCaps::for_tests();
+    let form = |s: &ConvShape| choose_form(s, &caps);
+    assert_eq!(form(&shape(ConvOp::Conv, 1, 64, 64, 1)), SMALL);
+    // Cout/G = 16 and Cgi·taps = 2·9 = 18: both at or over the thresholds
+    assert_eq!(form(&shape(ConvOp::Conv, 1, 4, 32, 2)), SMALL);
+    // Cout/G = 15, or Cgi·taps = 1·9 < 16 (a 1x1 kernel needs 16 input channels)
+    assert_eq!(form(&shape(ConvOp::Conv, 1, 4, 30, 2)), ConvForm::Direct);
+    assert_eq!(form(&shape(ConvOp::Conv, 1, 1, 64, 1)), ConvForm::Direct);
+    let one = |cin| ConvShape { kernel: [1; 3], pads_begin: [0; 3], ..shape(ConvOp::Conv, 1, cin, 32, 1) };
+    assert_eq!(form(&one(15)), ConvForm::Direct);
+    assert_eq!(form(&one(16)), SMALL);
+    // F64 stays on the direct kernel
+    assert_eq!(form(&ConvShape { dtype: DType::F64, ..shape(ConvOp::Conv, 1, 64, 64, 1) }), ConvForm::Direct);
+    // many 128 x 128 tiles: the large tile
+    let big = ConvShape { input: [1, 64, 64], output: [1, 64, 64], ..shape(ConvOp::Conv, 16, 128, 256, 1) };
+    assert_eq!(form(&big), ConvForm::ImplicitGemm(GemmKernel::Tiled(Tile::Large)));
+    // without workgroup memory for a tile, the direct kernel
+    let mut tiny = DeviceCaps::for_tests();
+    tiny.limits.max_compute_workgroup_storage_size = 1024;
+    assert_eq!(choose_form(&shape(ConvOp::Conv, 1, 64, 64, 1), &tiny), ConvForm::Direct);
+}
+
+/// A device with f16 x f16 -> f32 cooperative matrices of 16 and subgroups of 32.
+fn coop_caps() -> DeviceCaps {
+    let mut caps = DeviceCaps::for_tests();
+    caps.subgroups = Some(crate::device::SubgroupSizes { min: 32, max: 32 });
+    caps.f16 = true;
+    caps.limits.max_compute_workgroup_storage_size = 49152;
+    caps.cooperative_matrix = vec![CooperativeMatrixProperties {
+        m_size: 16,
+        n_size: 16,
+        k_size: 16,
+        ab_type: CooperativeScalarType::F16,
+        cr_type: CooperativeScalarType::F32,
+        saturating_accumulation: false,
+    }];
+    caps
+}
+
+#[test]
+fn f16_takes_tensor_cores_and_bf16_only_under_reduced_precision() {
+    let mut caps = coop_caps();
+    // no padding taps: 3x3 over 8x8 into 6x6
+    let s = |d| ConvShape { dtype: d, output: [1, 6, 6], pads_begin: [0; 3], ..shape(ConvOp::Conv, 1, 64, 64, 1) };
+    let coop = ConvForm::ImplicitGemm(GemmKernel::Coop(CoopTile { frag: 16, subgroup: 32, shape: CoopShape::Small }));
+    assert_eq!(choose_form(&s(DType::F16), &caps), coop);
+    assert_eq!(choose_form(&s(DType::BF16), &caps), SMALL);
+    assert_eq!(choose_form(&s(DType::F32), &caps), SMALL);
+    caps.matmul_precision = crate::MatmulPrecision::F16;
+    assert_eq!(choose_form(&s(DType::BF16), &caps), coop);
+    // F32 keeps the exact scalar kernel under the option too
+    assert_eq!(choose_form(&s(DType::F32), &caps), SMALL);
+    // padding taps (skipped per product only by the scalar kernel) keep F16 off tensor cores
+    assert_eq!(choose_form(&shape(ConvOp::Conv, 1, 64, 64, 1), &caps), SMALL);
+    // and the module renders for both dtypes
+    for d in [DType::F16, DType::BF16] {
+        let l = lowered(&caps, &attrs(2, 1, 1, (0, 0), 1), None, d, [&[1, 64, 8, 8], &[64, 64, 3, 3], &[1, 64, 6, 6]])
+            .unwrap();
+        assert!(l.kernels().iter().any(|k| k.source.contains("coopMultiplyAdd") && k.source.contains("ConvGeom")));
+    }
+}
+
+fn gemm_params_of(l: &Lowering) -> ConvGemmParams {
+    let k = l.kernels().last().copied().cloned().unwrap();
+    *bytemuck::from_bytes::<ConvGemmParams>(&k.params)
+}
+
+#[test]
+fn the_implicit_gemm_batches_items_and_groups_and_pads_the_geometry() {
+    let caps = DeviceCaps::for_tests();
+    // 1-D, 2 items, 2 groups of 8 input and 20 output channels, kernel 3, stride 2, dilation 2
+    let mut a = attrs(1, 2, 2, (3, 1), 2);
+    a.has_bias = false;
+    let l = lowered(&caps, &a, None, DType::F32, [&[2, 16, 30], &[40, 8, 3], &[2, 40, 15]]).unwrap();
+    let k = l.kernels().last().copied().unwrap();
+    assert!(k.source.contains("struct ConvGemmParams") && k.source.contains("fn index_b"));
+    let p = gemm_params_of(&l);
+    let g = p.gemm;
+    assert_eq!((g.m, g.n, g.k, g.a_rs, g.a_cs, g.nbatch, g.batch_rank), (20, 15, 24, 24, 1, 4, 2));
+    assert_eq!(
+        (g.bdims[0], g.a_bs[0], g.b_bs[0], g.bias_bs[0]),
+        ([2, 2, 0, 0], [0, 480, 0, 0], [480, 240, 0, 0], [0, 20, 0, 0])
+    );
+    assert_eq!((g.bias_rs, g.bias_cs, g.a_kfast, g.b_nfast, g.nsplit, g.kc), (1, 0, 1, 1, 1, 24));
+    let q = p.geom;
+    assert_eq!((q.in_sp, q.out_sp, q.taps), ([1, 1, 30, 30], [15, 1, 15, 15], [3, 1, 3, 3]));
+    assert_eq!((q.stride, q.dilation, q.pads), ([1, 1, 2, 1], [1, 1, 2, 1], [0, 0, 3, 0]));
+    // one 64 x 64 tile per (item, group): a grid of 1 x 1 x 4 workgroups
+    assert!(matches!(k.grid, Grid::Workgroups([1, 1, 4])));
+}
+
+#[test]
+fn implicit_gemm_grids_split_at_the_workgroup_limit() {
+    let mut caps = DeviceCaps::for_tests();
+    caps.limits.max_compute_workgroups_per_dimension = 3;
+    // 5 items x 1 group = 5 batches; 130 columns = 3 column tiles; 80 rows = 2 row tiles
+    let a = attrs(1, 1, 1, (0, 0), 1);
+    let l = lowered(&caps, &a, None, DType::F32, [&[5, 16, 130], &[80, 16, 1], &[5, 80, 130]]).unwrap();
+    let grids: Vec<_> = l.kernels().iter().map(|k| (k.grid, gemm_params_of_kernel(k).gemm.batch0)).collect();
+    assert_eq!(grids.len(), 2);
+    assert!(matches!(grids[0], (Grid::Workgroups([3, 2, 3]), 0)), "{grids:?}");
+    assert!(matches!(grids[1], (Grid::Workgroups([3, 2, 2]), 3)), "{grids:?}");
+}
+
+fn gemm_params_of_kernel(k: &crate::lower::builder::Kernel) -> ConvGemmParams {
+    *bytemuck::from_bytes::<ConvGemmParams>(&k.params)
 }
 
 #[test]
@@ -136,4 +252,9 @@ fn bad_operands_and_oversized_tensors_are_errors() {
     let e = lowered(&caps, &a, None, DType::F32, [&[1, 2, 40], &[3, 2, 2], &[1, 3, 39]]).unwrap_err();
     assert_eq!(e.kind(), ErrorKind::DeviceLimit);
     assert!(e.message().contains("Conv x") && e.message().contains("binding"), "{e}");
+    // the implicit GEMM checks the same limits
+    caps.limits.max_storage_buffer_binding_size = 2048;
+    let e = lowered(&caps, &a, None, DType::F32, [&[1, 16, 20], &[32, 16, 1], &[1, 32, 20]]).unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::DeviceLimit);
+    assert!(e.message().contains("Conv out") && e.message().contains("binding"), "{e}");
 }

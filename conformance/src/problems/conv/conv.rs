@@ -24,7 +24,8 @@ pub(super) enum Form {
     General,
     /// `groups == Cin == Cout`: the depthwise kernel.
     Depthwise,
-    /// At least 16 input and output channels per group: the shapes a GEMM-style form takes.
+    /// At least 16 input and output channels per group: the implicit GEMM (`ImplicitGemm`, from
+    /// 16 output channels per group and 16 products per output) for F32, F16 and BF16.
     Wide,
 }
 

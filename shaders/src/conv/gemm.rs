@@ -1,0 +1,125 @@
+//! Conv (§2.9.1) as an implicit GEMM (`conv_gemm.wgsl`): the dense product kernels of
+//! [`crate::linalg`] — the register-tiled scalar kernel (`linalg.wgsl`) or the element-pair
+//! cooperative-matrix kernel (`linalg_coop.wgsl`) — with B read as the im2col of `x`, formed on
+//! the fly by their `index_b` slot, so no im2col buffer exists in device memory. A is `w` as a
+//! row-major matrix per group, the batch is (n, g), and the bias (per output channel) is added by
+//! the product's epilogue. Sums are f32 for F32/F16/BF16 storage.
+
+use crate::linalg::{product_module, CoopTile, Epilogue, GemmParams, Operands, Tile, Variant};
+use crate::params::{Field, Layout, Params};
+use backend_api::{bail, DType, Error, ErrorKind, Result};
+
+/// The im2col addressing of `conv_gemm.wgsl` (and the bf16 pair unpacking of its tensor-core form).
+pub const CONV_GEMM: &str = include_str!("../wgsl/conv_gemm.wgsl");
+
+crate::params! {
+    /// `ConvGeom` of `conv_gemm.wgsl`: the convolution's geometry, spatial lists padded to three
+    /// dims with leading ones (see `ConvParams`).
+    pub struct ConvGeom {
+        /// Input spatial dims (D, H, W) and their product.
+        pub in_sp: [u32; 4],
+        /// Output H·W, H, W and D·H·W.
+        pub out_sp: [u32; 4],
+        /// Kernel kh·kw, kh, kw and kd·kh·kw (the taps of one input channel).
+        pub taps: [u32; 4],
+        /// Strides (fourth lane unused).
+        pub stride: [u32; 4],
+        /// Dilations (fourth lane unused).
+        pub dilation: [u32; 4],
+        /// Padding before each dim (fourth lane unused).
+        pub pads: [u32; 4],
+    }
+}
+
+/// `ConvGemmParams` of the implicit-GEMM kernels: [`GemmParams`] (the product's sizes, batch
+/// strides over (n, g) and bias strides) followed by the [`ConvGeom`] of B.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, bytemuck::Pod, bytemuck::Zeroable)]
+pub struct ConvGemmParams {
+    /// The product's params, as the dense kernels read them.
+    pub gemm: GemmParams,
+    /// The im2col addressing of B.
+    pub geom: ConvGeom,
+}
+
+/// GemmParams' fields, then `geom` (the WGSL struct is GemmParams' members plus `geom`).
+const CONV_GEMM_FIELDS: [Field; 25] = {
+    let g = GemmParams::LAYOUT.fields;
+    let mut out = [Field { name: "geom", offset: 0, size: 0 }; 25];
+    let mut i = 0;
+    while i < g.len() && i < 24 {
+        out[i] = g[i];
+        i += 1;
+    }
+    out[24] = Field {
+        name: "geom",
+        offset: std::mem::offset_of!(ConvGemmParams, geom),
+        size: std::mem::size_of::<ConvGeom>(),
+    };
+    out
+};
+
+// GemmParams gaining a field must grow CONV_GEMM_FIELDS too (checked at compile time).
+const _: () = assert!(GemmParams::LAYOUT.fields.len() == 24);
+
+impl Params for ConvGemmParams {
+    const LAYOUT: Layout =
+        Layout { name: "ConvGemmParams", size: std::mem::size_of::<ConvGemmParams>(), fields: &CONV_GEMM_FIELDS };
+}
+
+/// The staged presence of B's elements (1: inside x; 0: a padding tap or outside the matrix) that
+/// the scalar kernel selects each product on.
+const MASK_DECL: &str = "var<workgroup> sm: array<vec4<u32>, BK * SB>;\n";
+
+/// Bytes of workgroup memory the scalar implicit-GEMM kernel of `t` declares for `d`: the dense
+/// kernel's tiles and the presence mask of the B tile.
+pub fn tiled_workgroup_bytes(t: Tile, d: DType) -> u64 {
+    let s = t.shape(d);
+    t.workgroup_bytes(d) + u64::from(s.bk) * u64::from(s.tn() / 4 + 1) * 16
+}
+
+/// Which product kernel computes the implicit GEMM.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum GemmKernel {
+    /// The register-tiled scalar kernel (F32, F16, BF16 storage; f32 sums).
+    Tiled(Tile),
+    /// The element-pair cooperative-matrix kernel (f16 fragments, f32 accumulators): F16
+    /// operands exactly, BF16 operands rounded to f16 while staged.
+    Coop(CoopTile),
+}
+
+/// The implicit-GEMM module of kernel `k` for operands of dtype `d`, with or without a bias.
+/// Bindings: 0 [`ConvGemmParams`], 1 `w` (A), 2 `x` (B), then 3 the bias (with one) and the
+/// output last, all of dtype `d`. `Unsupported` for dtypes other than F32, F16 and BF16 (F16
+/// and BF16 only for [`GemmKernel::Coop`]) and tiles that do not render.
+pub fn gemm_module(k: GemmKernel, d: DType, bias: bool) -> Result<String> {
+    let ok = match k {
+        GemmKernel::Tiled(_) => matches!(d, DType::F32 | DType::F16 | DType::BF16),
+        GemmKernel::Coop(_) => matches!(d, DType::F16 | DType::BF16),
+    };
+    if !ok {
+        bail!(Unsupported, "no implicit-GEMM convolution kernel {k:?} for {d}");
+    }
+    let variant = match k {
+        GemmKernel::Tiled(t) => Variant::Tiled(t),
+        GemmKernel::Coop(t) => Variant::Coop(t),
+    };
+    // The scalar kernel skips padding taps per product (a non-finite weight must not meet them,
+    // docs/DECISIONS.md); the cooperative one multiplies them by zero, so the lowering gives it
+    // only convolutions without padding taps.
+    let tiled = matches!(k, GemmKernel::Tiled(_));
+    let index_b = if tiled { format!("{CONV_GEMM}\n{MASK_DECL}") } else { CONV_GEMM.to_string() };
+    let ops = Operands {
+        params: "ConvGemmParams",
+        params_ext: "\n    geom: ConvGeom,",
+        index_b: &index_b,
+        unpack2: if d == DType::BF16 { "unpack2x_bf16" } else { "unpack2x16float" },
+        mask_b: tiled,
+    };
+    let epi = if bias { Epilogue::BiasAct(None) } else { Epilogue::Store };
+    match product_module(d, variant, epi, &ops) {
+        Some(Ok(src)) => Ok(src),
+        Some(Err(e)) => Err(Error::new(ErrorKind::Device, format!("implicit-GEMM convolution shader: {e}"))),
+        None => bail!(Unsupported, "the implicit-GEMM convolution kernel {k:?} does not render for {d}"),
+    }
+}

@@ -1,0 +1,53 @@
+// Conv (§2.9.1) as an implicit GEMM: for batch item n and group g, C[co, s] = Σ_k W[co, k] · B[k, s],
+// A = w viewed as the row-major matrix [Cout/G, Cgi·K_taps] (strided A of the product kernel),
+// and B the im2col of x formed on the fly here: row k = ci·K_taps + tap (tap row-major over the
+// padded kernel box), column s = the output position (row-major over the padded output dims).
+// B[k, s] = x[n, g·Cgi + ci, s·stride + tap·dilation − pads_begin], NONE (zero, never read) when
+// that lands in the padding. C is row-major [Cout/G, S] at batch (n, g): exactly NCHW.
+//
+// The (n, g) batch is the product kernel's batch over dims [N, G]: its offsets pick w's group,
+// x's channel block and the bias's group (see `linalg_common.wgsl`). The lowering keeps every
+// coordinate formed below (o·stride + κ·dilation) under 2^31, so the i32 arithmetic cannot wrap,
+// and an index is formed only for a position inside x: every access is in bounds by construction.
+
+struct ConvGeom {
+    // Input spatial dims (D, H, W) and D·H·W.
+    in_sp: vec4<u32>,
+    // Output H·W, H, W and D·H·W.
+    out_sp: vec4<u32>,
+    // Kernel kh·kw, kh, kw and kd·kh·kw (taps).
+    taps: vec4<u32>,
+    // Strides (D, H, W), fourth lane unused.
+    stride: vec4<u32>,
+    // Dilations.
+    dilation: vec4<u32>,
+    // Padding before each dim.
+    pads: vec4<u32>,
+}
+
+// Index of element (k0 + c.x, col0 + c.y) of the implicit im2col matrix; NONE outside the matrix,
+// the K range or the input.
+fn index_b(base: u32, col0: u32, k0: u32, kend: u32, c: vec2<u32>) -> u32 {
+    let gk = k0 + c.x;
+    let gj = col0 + c.y;
+    if (gj >= p.n || gk >= kend) {
+        return NONE;
+    }
+    let q = p.geom;
+    let ci = gk / q.taps.w;
+    let t = gk % q.taps.w;
+    let kk = vec3<u32>(t / q.taps.x, (t / q.taps.z) % q.taps.y, t % q.taps.z);
+    let o = vec3<u32>(gj / q.out_sp.x, (gj / q.out_sp.z) % q.out_sp.y, gj % q.out_sp.z);
+    let pos = vec3<i32>(o * q.stride.xyz + kk * q.dilation.xyz) - vec3<i32>(q.pads.xyz);
+    if (any(pos < vec3<i32>(0)) || any(pos >= vec3<i32>(q.in_sp.xyz))) {
+        return NONE;
+    }
+    let u = vec3<u32>(pos);
+    return base + ci * q.in_sp.w + (u.x * q.in_sp.y + u.y) * q.in_sp.z + u.z;
+}
+
+// Pair word of bf16 (low: first element) to two f32 (BF16 operands of the tensor-core form are
+// rounded to f16 while staged).
+fn unpack2x_bf16(w: u32) -> vec2<f32> {
+    return vec2<f32>(bitcast<f32>(w << 16u), bitcast<f32>(w & 0xffff0000u));
+}

@@ -4,10 +4,9 @@
 //! dilation that never applies (a kernel of size 1) become 1, and every coordinate a kernel forms
 //! must stay below 2^31 (checked here, a `DeviceLimit` error otherwise).
 
-use super::{ConvForm, ConvOp, ConvShape, SPATIAL};
+use super::{bindings, ConvOp, ConvShape, SPATIAL};
 use crate::lower::builder::{u32_of, Kernel, Lower, Operand};
 use crate::lower::Grid;
-use crate::pipelines::BindKind;
 use backend_api::shape::try_numel;
 use backend_api::{bail, ensure, Result};
 use shaders::conv::direct::{direct_module, DirectKernel};
@@ -20,38 +19,19 @@ const MAX_INDEX: usize = 1 << 31;
 /// Outputs per invocation of the depthwise kernel (along the last spatial dim).
 const DEPTHWISE_RUN: usize = 4;
 
-/// Records the direct kernel of `form` for `s`.
+/// Records the direct `kernel` for `s` (operand sizes checked by the caller).
 pub(super) fn lower(
     b: &mut Lower<'_>,
-    form: ConvForm,
+    kernel: DirectKernel,
     s: &ConvShape,
     x: &Operand,
     w: &Operand,
     bias: Option<&Operand>,
     out: &Operand,
 ) -> Result<()> {
-    let label = match s.op {
-        ConvOp::Conv => "Conv",
-        ConvOp::Transpose => "ConvTranspose",
-    };
-    check_sizes(b, label, s, [("x", x), ("w", w), ("out", out)].into_iter().chain(bias.map(|o| ("bias", o))))?;
-    let kernel = match form {
-        ConvForm::Direct => DirectKernel::Conv,
-        ConvForm::Depthwise => DirectKernel::Depthwise,
-        ConvForm::TransposeGather => DirectKernel::Transpose,
-        ConvForm::ImplicitGemm(_) => bail!(Shape, "{label}: the implicit GEMM is not a direct form"),
-    };
     let p = params(s, kernel)?;
     let source = direct_module(kernel, s.dtype, s.bias)?;
-    // An empty input (Cin = 0 or an empty spatial dim with a non-empty output) is never read:
-    // bind the output in its place, since an empty range is bound as 4 bytes, less than one
-    // element of an 8-byte dtype.
-    let read = |o: &Operand| if o.window.bytes == 0 { out.window } else { o.window };
-    let mut bindings = vec![(read(x), BindKind::Read), (read(w), BindKind::Read)];
-    if let Some(bias) = bias {
-        bindings.push((bias.window, BindKind::Read));
-    }
-    bindings.push((out.window, BindKind::Write));
+    let bindings = bindings([x, w], bias, out);
     b.zero_if_packed(out)?;
     let flops = flops(s);
     b.push(Kernel { source, bindings, params: p.to_bytes(), grid: Grid::Threads(u64::from(p.total)), flops });

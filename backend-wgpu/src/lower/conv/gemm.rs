@@ -5,13 +5,11 @@
 //! under [`MatmulPrecision::F16`], rounded to f16 like the dense product) where the device has
 //! one. No split-K: the (n, g) batch and the output positions give the grid its width.
 
-use super::direct::check_sizes;
-use super::{ConvShape, SPATIAL};
+use super::{bindings, ConvShape, SPATIAL};
 use crate::device::DeviceCaps;
 use crate::lower::builder::{product_flops, u32_of, Kernel, Lower, Operand};
 use crate::lower::linalg::conv_coop_tile;
 use crate::lower::Grid;
-use crate::pipelines::BindKind;
 use crate::MatmulPrecision;
 use backend_api::shape::try_numel;
 use backend_api::{bail, DType, Result};
@@ -77,7 +75,6 @@ pub(super) fn lower(
     bias: Option<&Operand>,
     out: &Operand,
 ) -> Result<()> {
-    check_sizes(b, "Conv", s, [("x", x), ("w", w), ("out", out)].into_iter().chain(bias.map(|o| ("bias", o))))?;
     let taps = try_numel(&s.kernel)?;
     let (m, n, kk) = (s.cgo(), try_numel(&s.output)?, try_numel(&[s.cgi(), taps])?);
     for (v, what) in [(m, "output channels per group"), (n, "output positions"), (kk, "input channels x taps")] {
@@ -87,14 +84,7 @@ pub(super) fn lower(
     }
     let batch = try_numel(&[s.n, s.groups])?;
     let source = gemm_module(k, s.dtype, s.bias)?;
-    // An empty x (a spatial dim of 0 with padding around it) is never read: bind the output in
-    // its place, since an empty range is bound as 4 bytes, less than one element of some dtypes.
-    let read = |o: &Operand| if o.window.bytes == 0 { out.window } else { o.window };
-    let mut bindings = vec![(read(w), BindKind::Read), (read(x), BindKind::Read)];
-    if let Some(bias) = bias {
-        bindings.push((bias.window, BindKind::Read));
-    }
-    bindings.push((out.window, BindKind::Write));
+    let bindings = bindings([w, x], bias, out);
     // Packed outputs: every word is written whole by one invocation when each output row (S
     // columns) holds whole 4-column groups and the output starts on a word (see the dense GEMM).
     if !(n.is_multiple_of(4) && out.window.offset.is_multiple_of(4)) {

@@ -8,10 +8,12 @@
 //! `direct.rs`; Conv with wide channel counts runs as an implicit GEMM on the dense product
 //! kernels (`gemm.rs`: register-tiled scalar, or tensor cores where the device has them).
 
-use super::builder::{Lower, Operand};
+use super::builder::{Lower, Operand, Window};
 use crate::device::DeviceCaps;
+use crate::pipelines::BindKind;
 use backend_api::op::{ConvAttrs, ConvTransposeAttrs, Op};
 use backend_api::{bail, ensure, DType, Result, Shape, TensorType};
+use shaders::conv::direct::DirectKernel;
 use shaders::conv::gemm::GemmKernel;
 
 mod direct;
@@ -36,6 +38,16 @@ pub enum ConvOp {
     Conv,
     /// ConvTranspose (§2.9.2).
     Transpose,
+}
+
+impl ConvOp {
+    /// The op's name, for errors.
+    pub fn label(self) -> &'static str {
+        match self {
+            ConvOp::Conv => "Conv",
+            ConvOp::Transpose => "ConvTranspose",
+        }
+    }
 }
 
 /// One convolution's sizes, spatial lists padded to [`SPATIAL`] dims with leading ones (size,
@@ -162,13 +174,26 @@ fn lower_shape(
     if out.numel() == 0 {
         return Ok(());
     }
-    let form = choose_form(s, b.caps());
-    match form {
-        ConvForm::Direct | ConvForm::Depthwise | ConvForm::TransposeGather => {
-            direct::lower(b, form, s, x, w, bias, out)
-        }
+    let ops = [("x", x), ("w", w), ("out", out)].into_iter().chain(bias.map(|o| ("bias", o)));
+    direct::check_sizes(b, s.op.label(), s, ops)?;
+    match choose_form(s, b.caps()) {
+        ConvForm::Direct => direct::lower(b, DirectKernel::Conv, s, x, w, bias, out),
+        ConvForm::Depthwise => direct::lower(b, DirectKernel::Depthwise, s, x, w, bias, out),
+        ConvForm::TransposeGather => direct::lower(b, DirectKernel::Transpose, s, x, w, bias, out),
         ConvForm::ImplicitGemm(k) => gemm::lower(b, k, s, x, w, bias, out),
     }
+}
+
+/// The bindings of a convolution kernel: `inputs` read in that order, then `bias`, then `out`
+/// written. An empty input (Cin = 0, or an empty spatial dim with padding around it) is never
+/// read: the output is bound in its place, since an empty range is bound as 4 bytes, less than
+/// one element of an 8-byte dtype.
+fn bindings(inputs: [&Operand; 2], bias: Option<&Operand>, out: &Operand) -> Vec<(Window, BindKind)> {
+    let read = |o: &Operand| if o.window.bytes == 0 { out.window } else { o.window };
+    let mut v: Vec<(Window, BindKind)> = inputs.iter().map(|o| (read(o), BindKind::Read)).collect();
+    v.extend(bias.map(|o| (o.window, BindKind::Read)));
+    v.push((out.window, BindKind::Write));
+    v
 }
 
 /// Checks `op` on the operands with its shape inference (it must make exactly `out`'s type) and

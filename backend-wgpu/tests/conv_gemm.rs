@@ -4,10 +4,12 @@
 //! channels, output positions and K that are not multiples of the tiles, stride 2, dilation 2,
 //! asymmetric padding, two groups, 1-D, 2-D and 3-D, with and without a bias, F32, F16 and BF16.
 //!
-//! Each case runs on the default device (F16 on tensor cores, for convolutions without padding
-//! taps, where the adapter has cooperative matrices; else the scalar tiled kernel) and under `MatmulPrecision::F16` (BF16 on tensor
+//! Each case runs on the default device (F16 on tensor cores where the adapter has cooperative
+//! matrices; else the scalar tiled kernel) and under `MatmulPrecision::F16` (BF16 on tensor
 //! cores too, rounded to f16). lavapipe has no cooperative matrices: there both runs take the
-//! scalar kernel.
+//! scalar kernel. Small convolutions with padding taps take the masked scalar kernel; a large one
+//! checks its weight on the GPU and runs the fast kernel (finite weight) or the masked one (NaN
+//! or ±∞ in the weight, whose padding taps must still contribute nothing) behind gates.
 
 mod common;
 use backend_api::op::ConvAttrs;
@@ -118,6 +120,22 @@ const CASES: &[Case] = &[
     },
 ];
 
+/// Large enough (2·64·32·9·34·34 = 2^25.3 products) for the gated pair of kernels; padding of 3
+/// around a 3x3 kernel puts whole windows in the padding.
+const GATED: Case = Case {
+    name: "gated 3x3, padding 3",
+    n: 2,
+    cin: 32,
+    cout: 64,
+    input: &[30, 30],
+    kernel: &[3, 3],
+    stride: &[1, 1],
+    dilation: &[1, 1],
+    pads: (&[3, 3], &[3, 3]),
+    groups: 1,
+    bias: true,
+};
+
 /// The conv of `c` on `be` with inputs `x`, `w` and `b`.
 fn conv(be: &dyn Backend, c: &Case, x: &Tensor, w: &Tensor, b: Option<&Tensor>) -> Tensor {
     let mut g = GraphBuilder::new();
@@ -152,22 +170,50 @@ fn abs(t: &Tensor) -> Tensor {
 fn check_cases(be: &dyn Backend, label: &str, tol_floor: f64) {
     for (i, c) in CASES.iter().enumerate() {
         for (j, d) in [DType::F32, DType::F16, DType::BF16].into_iter().enumerate() {
-            if !common::supported(d) {
-                continue;
+            if common::supported(d) {
+                check_case(be, label, c, d, 1000 + 10 * i as u64 + j as u64, &[], tol_floor);
             }
-            let seed = 1000 + 10 * i as u64 + j as u64;
-            let xs: Vec<usize> = [c.n, c.cin].iter().chain(c.input).copied().collect();
-            let ws: Vec<usize> = [c.cout, c.cin / c.groups].iter().chain(c.kernel).copied().collect();
-            let x = random(d, &xs, -1.0, 1.0, seed);
-            let w = random(d, &ws, -0.5, 0.5, seed + 1);
-            let b = c.bias.then(|| random(d, &[c.cout], -0.5, 0.5, seed + 2));
-            let name = format!("{label}: {} {d} x {xs:?} w {ws:?}", c.name);
-            let got = conv(be, c, &x, &w, b.as_ref());
-            let want = conv(cpu(), c, &x, &w, b.as_ref());
-            // M: the conv of the magnitudes (and the bias magnitude), in f32 on cpu-ref.
-            let f = |t: &Tensor| tensor(DType::F32, t.shape(), &abs(t).view().to_f64_lossy());
-            let m = conv(cpu(), c, &f(&x), &f(&w), b.as_ref().map(f).as_ref()).view().to_f64_lossy();
-            check(&name, &got, &want, Some(approx(d).max(tol_floor)), Some(&m));
+        }
+    }
+}
+
+/// Case `c` in dtype `d` on `be` against cpu-ref, with random operands from `seed` and the
+/// weight elements `specials` (flat index, value) set.
+fn check_case(be: &dyn Backend, label: &str, c: &Case, d: DType, seed: u64, specials: &[(usize, f64)], tol_floor: f64) {
+    let xs: Vec<usize> = [c.n, c.cin].iter().chain(c.input).copied().collect();
+    let ws: Vec<usize> = [c.cout, c.cin / c.groups].iter().chain(c.kernel).copied().collect();
+    let x = random(d, &xs, -1.0, 1.0, seed);
+    let mut w = random(d, &ws, -0.5, 0.5, seed + 1);
+    if !specials.is_empty() {
+        let mut v = w.view().to_f64_lossy();
+        for &(i, s) in specials {
+            v[i] = s;
+        }
+        w = tensor(d, &ws, &v);
+    }
+    let b = c.bias.then(|| random(d, &[c.cout], -0.5, 0.5, seed + 2));
+    let name = format!("{label}: {} {d} x {xs:?} w {ws:?} specials {specials:?}", c.name);
+    let got = conv(be, c, &x, &w, b.as_ref());
+    let want = conv(cpu(), c, &x, &w, b.as_ref());
+    // M: the conv of the magnitudes (and the bias magnitude), in f32 on cpu-ref.
+    let f = |t: &Tensor| tensor(DType::F32, t.shape(), &abs(t).view().to_f64_lossy());
+    let m = conv(cpu(), c, &f(&x), &f(&w), b.as_ref().map(f).as_ref()).view().to_f64_lossy();
+    check(&name, &got, &want, Some(approx(d).max(tol_floor)), Some(&m));
+}
+
+/// A large convolution with padding taps: the fast kernel for a finite weight, and the masked
+/// one when the weight holds a NaN or an infinity (windows wholly in the padding keep the bias,
+/// windows that meet the input become NaN or ±∞ in the channels those weights belong to).
+#[test]
+fn large_padded_convolutions_take_the_gated_kernels() {
+    // w is [64, 32, 3, 3]: element (co, ci, ky, kx) at ((co·32 + ci)·3 + ky)·3 + kx
+    let at = |co: usize, ci: usize, ky: usize, kx: usize| ((co * 32 + ci) * 3 + ky) * 3 + kx;
+    let specials =
+        [(at(5, 0, 1, 1), f64::NAN), (at(40, 31, 0, 2), f64::INFINITY), (at(63, 7, 2, 0), f64::NEG_INFINITY)];
+    for (j, d) in [DType::F32, DType::F16, DType::BF16].into_iter().enumerate() {
+        if common::supported(d) {
+            check_case(wgpu(), "gated", &GATED, d, 2000 + j as u64, &[], 0.0);
+            check_case(wgpu(), "gated", &GATED, d, 2100 + j as u64, &specials, 0.0);
         }
     }
 }

@@ -1,9 +1,10 @@
 //! Renders every implicit-GEMM convolution kernel (scalar tiles and the cooperative-matrix tiles
 //! the lowering can pick) for every dtype, with and without a bias, and validates it with naga,
-//! including its `ConvGemmParams` layout.
+//! including its `ConvGemmParams` layout; the scalar ones masked (padding taps skipped) and not,
+//! and the weight check that gates the unmasked ones.
 
 use backend_api::{DType, ErrorKind};
-use shaders::conv::gemm::{gemm_module, GemmKernel};
+use shaders::conv::gemm::{check_module, gemm_module, GemmKernel};
 use shaders::linalg::{CoopShape, CoopTile, Tile};
 
 mod common;
@@ -26,25 +27,41 @@ fn every_conv_gemm_variant_is_valid() {
     let mut count = 0;
     for k in kernels() {
         for d in DType::ALL {
-            for bias in [false, true] {
-                let name = format!("{k:?} {d:?} bias {bias}");
-                match gemm_module(k, d, bias) {
+            for (bias, masked) in [(false, false), (true, false), (false, true), (true, true)] {
+                let name = format!("{k:?} {d:?} bias {bias} masked {masked}");
+                let coop = matches!(k, GemmKernel::Coop(_));
+                match gemm_module(k, d, bias, masked) {
                     Ok(src) => {
                         assert!(src.contains("struct ConvGemmParams") && src.contains("fn index_b"), "{name}");
+                        assert_eq!(src.contains("var<workgroup> sm:"), masked, "{name}");
                         validate(&name, &src);
                         count += 1;
                     }
                     Err(e) => {
                         assert_eq!(e.kind(), ErrorKind::Unsupported, "{name}: {e}");
-                        let coop = matches!(k, GemmKernel::Coop(_));
-                        assert!(!matches!(d, DType::F16 | DType::BF16) && (coop || d != DType::F32), "{name}: {e}");
+                        let float = matches!(d, DType::F32 | DType::F16 | DType::BF16);
+                        assert!(!float || (coop && (masked || d == DType::F32)), "{name}: {e}");
                     }
                 }
             }
         }
     }
-    // 2 scalar tiles x 3 dtypes + 8 cooperative tiles x 2 dtypes, each with and without a bias
-    assert_eq!(count, 2 * (2 * 3 + 8 * 2));
+    // 2 scalar tiles x 3 dtypes x masked or not + 8 cooperative tiles x 2 dtypes, each with and
+    // without a bias
+    assert_eq!(count, 2 * (2 * 3 * 2 + 8 * 2));
+}
+
+#[test]
+fn the_weight_check_renders_for_the_float_dtypes() {
+    for d in DType::ALL {
+        match check_module(d) {
+            Ok(src) => {
+                assert!(matches!(d, DType::F32 | DType::F16 | DType::BF16), "{d:?}");
+                validate(&format!("check {d:?}"), &src);
+            }
+            Err(e) => assert_eq!(e.kind(), ErrorKind::Unsupported, "{d:?}: {e}"),
+        }
+    }
 }
 
 #[test]

@@ -11,6 +11,37 @@ use backend_api::{bail, DType, Error, ErrorKind, Result};
 
 /// The im2col addressing of `conv_gemm.wgsl` (and the bf16 pair unpacking of its tensor-core form).
 pub const CONV_GEMM: &str = include_str!("../wgsl/conv_gemm.wgsl");
+/// The non-finite weight test that gates the fast kernels of a convolution with padding taps.
+pub const CONV_GEMM_CHECK: &str = include_str!("../wgsl/conv_gemm_check.wgsl");
+
+crate::params! {
+    /// `ConvCheckParams` of `conv_gemm_check.wgsl`.
+    pub struct ConvCheckParams {
+        /// Storage words of the weight.
+        pub words: u32,
+        /// Padding.
+        pub pad0: u32,
+        /// Padding.
+        pub pad1: u32,
+        /// Padding.
+        pub pad2: u32,
+    }
+}
+
+/// The weight check for dtype `d` (`conv_gemm_check.wgsl`): binding 1 the weight's words, 2 the
+/// flag (one u32, zeroed before) it ORs 1 into when an element is NaN or ±∞. `Unsupported` for
+/// dtypes other than F32, F16 and BF16.
+pub fn check_module(d: DType) -> Result<String> {
+    let test = match d {
+        DType::F32 => "(v & 0x7f800000u) == 0x7f800000u",
+        DType::F16 => "(v & 0x7c00u) == 0x7c00u || (v & 0x7c000000u) == 0x7c000000u",
+        DType::BF16 => "(v & 0x7f80u) == 0x7f80u || (v & 0x7f800000u) == 0x7f800000u",
+        _ => bail!(Unsupported, "no implicit-GEMM convolution weight check for {d}"),
+    };
+    let body = crate::render(CONV_GEMM_CHECK, &[("NON_FINITE", test)])
+        .map_err(|e| Error::new(ErrorKind::Device, format!("convolution weight check shader: {e}")))?;
+    Ok(crate::module(&[crate::COMMON, &body]))
+}
 
 crate::params! {
     /// `ConvGeom` of `conv_gemm.wgsl`: the convolution's geometry, spatial lists padded to three
@@ -89,13 +120,16 @@ pub enum GemmKernel {
 }
 
 /// The implicit-GEMM module of kernel `k` for operands of dtype `d`, with or without a bias.
-/// Bindings: 0 [`ConvGemmParams`], 1 `w` (A), 2 `x` (B), then 3 the bias (with one) and the
-/// output last, all of dtype `d`. `Unsupported` for dtypes other than F32, F16 and BF16 (F16
-/// and BF16 only for [`GemmKernel::Coop`]) and tiles that do not render.
-pub fn gemm_module(k: GemmKernel, d: DType, bias: bool) -> Result<String> {
+/// `masked`: padding taps are skipped per product (the scalar kernel only), so that a
+/// non-finite weight never meets them; without it they are multiplied by zero, which is the same
+/// sum for finite weights. Bindings: 0 [`ConvGemmParams`], 1 `w` (A), 2 `x` (B), then 3 the
+/// bias (with one) and the output last, all of dtype `d`. `Unsupported` for dtypes other than
+/// F32, F16 and BF16 (F16 and BF16 only for [`GemmKernel::Coop`], which is never masked) and
+/// tiles that do not render.
+pub fn gemm_module(k: GemmKernel, d: DType, bias: bool, masked: bool) -> Result<String> {
     let ok = match k {
         GemmKernel::Tiled(_) => matches!(d, DType::F32 | DType::F16 | DType::BF16),
-        GemmKernel::Coop(_) => matches!(d, DType::F16 | DType::BF16),
+        GemmKernel::Coop(_) => matches!(d, DType::F16 | DType::BF16) && !masked,
     };
     if !ok {
         bail!(Unsupported, "no implicit-GEMM convolution kernel {k:?} for {d}");
@@ -104,17 +138,13 @@ pub fn gemm_module(k: GemmKernel, d: DType, bias: bool) -> Result<String> {
         GemmKernel::Tiled(t) => Variant::Tiled(t),
         GemmKernel::Coop(t) => Variant::Coop(t),
     };
-    // The scalar kernel skips padding taps per product (a non-finite weight must not meet them,
-    // docs/DECISIONS.md); the cooperative one multiplies them by zero, so the lowering gives it
-    // only convolutions without padding taps.
-    let tiled = matches!(k, GemmKernel::Tiled(_));
-    let index_b = if tiled { format!("{CONV_GEMM}\n{MASK_DECL}") } else { CONV_GEMM.to_string() };
+    let index_b = if masked { format!("{CONV_GEMM}\n{MASK_DECL}") } else { CONV_GEMM.to_string() };
     let ops = Operands {
         params: "ConvGemmParams",
         params_ext: "\n    geom: ConvGeom,",
         index_b: &index_b,
         unpack2: if d == DType::BF16 { "unpack2x_bf16" } else { "unpack2x16float" },
-        mask_b: tiled,
+        mask_b: masked,
     };
     let epi = if bias { Epilogue::BiasAct(None) } else { Epilogue::Store };
     match product_module(d, variant, epi, &ops) {

@@ -50,4 +50,5 @@ pub const PARAMS: &[crate::params::Layout] = &[
     <resize::ResizeParams as crate::params::Params>::LAYOUT,
     <ConvParams as crate::params::Params>::LAYOUT,
     <gemm::ConvGemmParams as crate::params::Params>::LAYOUT,
+    <gemm::ConvCheckParams as crate::params::Params>::LAYOUT,
 ];

@@ -4,16 +4,25 @@
 //! scalar register-tiled kernel everywhere; the cooperative-matrix kernel for F16 (and for BF16
 //! under [`MatmulPrecision::F16`], rounded to f16 like the dense product) where the device has
 //! one. No split-K: the (n, g) batch and the output positions give the grid its width.
+//!
+//! Padding taps contribute nothing, even against a NaN or infinite weight (docs/DECISIONS.md).
+//! The masked scalar kernel skips them per product; the fast kernels multiply them by zero,
+//! which is the same sum for a finite weight, so a large convolution with padding taps checks
+//! its weight on the GPU and runs one or the other behind two gates ([`Plan`]).
 
 use super::{bindings, ConvShape, SPATIAL};
 use crate::device::DeviceCaps;
 use crate::lower::builder::{product_flops, u32_of, Kernel, Lower, Operand};
+use crate::lower::control::gate;
 use crate::lower::linalg::conv_coop_tile;
 use crate::lower::Grid;
+use crate::pipelines::BindKind;
 use crate::MatmulPrecision;
 use backend_api::shape::try_numel;
 use backend_api::{bail, DType, Result};
-use shaders::conv::gemm::{gemm_module, tiled_workgroup_bytes, ConvGemmParams, ConvGeom, GemmKernel};
+use shaders::conv::gemm::{
+    check_module, gemm_module, tiled_workgroup_bytes, ConvCheckParams, ConvGemmParams, ConvGeom, GemmKernel,
+};
 use shaders::linalg::{GemmParams, Tile};
 use shaders::params::Params;
 
@@ -29,30 +38,37 @@ const MAX_DISPATCHES: usize = 4096;
 /// The product kernel for `s` on `caps`, if the implicit GEMM can run there: the cooperative
 /// kernel for F16 (BF16 under the reduced-precision option) where the device has one, else the
 /// scalar tiled kernel (large tiles for problems with many of them) where its workgroup memory
-/// fits; `None` for other dtypes or a device without the workgroup memory.
+/// fits; `None` for other dtypes or a device without the workgroup memory. With padding taps
+/// this is the fast kernel, gated on a finite weight (see [`lower`]).
 pub(super) fn gemm_kernel(s: &ConvShape, caps: &DeviceCaps) -> Option<GemmKernel> {
-    if !matches!(s.dtype, DType::F32 | DType::F16 | DType::BF16) {
-        return None;
-    }
-    let (m, n) = (s.cgo(), try_numel(&s.output).unwrap_or(usize::MAX));
-    let tiles = m.div_ceil(128).saturating_mul(n.div_ceil(128)).saturating_mul(s.n.saturating_mul(s.groups));
-    let large = m >= 128 && n >= 128 && tiles >= LARGE_MIN_TILES;
-    // The cooperative kernel multiplies padding taps by zero instead of skipping them (a
-    // non-finite weight would reach the sum): only convolutions without padding taps use it.
-    let coop = (s.dtype == DType::F16 || (s.dtype == DType::BF16 && caps.matmul_precision == MatmulPrecision::F16))
-        && !padding_taps(s);
+    let coop = s.dtype == DType::F16 || (s.dtype == DType::BF16 && caps.matmul_precision == MatmulPrecision::F16);
     if coop {
-        if let Some(t) = conv_coop_tile(caps, large) {
+        if let Some(t) = conv_coop_tile(caps, large(s)) {
             return Some(GemmKernel::Coop(t));
         }
+    }
+    tiled(s, caps).map(GemmKernel::Tiled)
+}
+
+/// Whether `s` is a product with enough 128 x 128 output tiles for the large tiles.
+fn large(s: &ConvShape) -> bool {
+    let (m, n) = (s.cgo(), try_numel(&s.output).unwrap_or(usize::MAX));
+    let tiles = m.div_ceil(128).saturating_mul(n.div_ceil(128)).saturating_mul(s.n.saturating_mul(s.groups));
+    m >= 128 && n >= 128 && tiles >= LARGE_MIN_TILES
+}
+
+/// The scalar tile for `s` (large for problems with many tiles) whose workgroup memory, presence
+/// mask included, fits the device; `None` for dtypes other than F32, F16 and BF16.
+fn tiled(s: &ConvShape, caps: &DeviceCaps) -> Option<Tile> {
+    if !matches!(s.dtype, DType::F32 | DType::F16 | DType::BF16) {
+        return None;
     }
     let limit = u64::from(caps.limits.max_compute_workgroup_storage_size);
     [Tile::Large]
         .into_iter()
-        .filter(|_| large)
+        .filter(|_| large(s))
         .chain([Tile::Small])
         .find(|&t| tiled_workgroup_bytes(t, s.dtype) <= limit)
-        .map(GemmKernel::Tiled)
 }
 
 /// Whether some tap of some output position of `s` lands in the padding: padding before a dim,
@@ -63,6 +79,38 @@ pub(super) fn padding_taps(s: &ConvShape) -> bool {
         let reach = s.kernel[d].saturating_sub(1).saturating_mul(s.dilation[d]);
         s.pads_begin[d] > 0 || last.saturating_add(reach) >= s.input[d]
     })
+}
+
+/// How the implicit GEMM of a convolution runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Plan {
+    /// No padding taps: kernel `k` alone, products with padding never arise.
+    Plain(GemmKernel),
+    /// Padding taps on a small product: the scalar tile with padding taps skipped per product.
+    Masked(Tile),
+    /// Padding taps on a large product: a check of the weight for NaN and ±∞ sets a flag on the
+    /// GPU; kernel `fast` (padding taps multiplied by zero, exact for a finite weight) runs when
+    /// it is clear, the masked scalar tile `masked` when it is set.
+    Gated { fast: GemmKernel, masked: Tile },
+}
+
+/// Products (multiply-adds over every (n, g) batch) from which a convolution with padding taps
+/// takes the gated fast kernel: below it the check and the two gates (four small dispatches)
+/// would cost more than the masked kernel loses.
+pub(super) const GATED_MIN_MACS: usize = 1 << 25;
+
+/// The plan for `s` with fast kernel `k` on `caps`.
+pub(super) fn plan(k: GemmKernel, s: &ConvShape, caps: &DeviceCaps) -> Result<Plan> {
+    if !padding_taps(s) {
+        return Ok(Plan::Plain(k));
+    }
+    let Some(masked) = tiled(s, caps) else {
+        bail!(DeviceLimit, "Conv: no scalar implicit-GEMM tile fits the device's workgroup memory");
+    };
+    let taps = try_numel(&s.kernel)?;
+    let macs =
+        [s.n, s.groups, s.cgo(), s.cgi(), taps, try_numel(&s.output)?].iter().fold(1usize, |a, &v| a.saturating_mul(v));
+    Ok(if macs >= GATED_MIN_MACS { Plan::Gated { fast: k, masked } } else { Plan::Masked(masked) })
 }
 
 /// Records the implicit GEMM of kernel `k` for Conv `s`.
@@ -82,45 +130,94 @@ pub(super) fn lower(
             bail!(DeviceLimit, "Conv: {v} {what} exceed the 32-bit indices of the implicit-GEMM kernel");
         }
     }
-    let batch = try_numel(&[s.n, s.groups])?;
-    let source = gemm_module(k, s.dtype, s.bias)?;
-    let bindings = bindings([w, x], bias, out);
+    let product =
+        Product { s, dims: [m, n, kk], batch: try_numel(&[s.n, s.groups])?, bindings: bindings([w, x], bias, out) };
     // Packed outputs: every word is written whole by one invocation when each output row (S
     // columns) holds whole 4-column groups and the output starts on a word (see the dense GEMM).
     if !(n.is_multiple_of(4) && out.window.offset.is_multiple_of(4)) {
         b.zero_if_packed(out)?;
     }
-    let (bm, bn) = match k {
-        GemmKernel::Tiled(t) => (t.shape(s.dtype).tm(), t.shape(s.dtype).tn()),
-        GemmKernel::Coop(t) => t.block(),
-    };
-    let blk = |t: u32| usize::try_from(t).unwrap_or(usize::MAX).max(1);
-    let grid = [n.div_ceil(blk(bn)), m.div_ceil(blk(bm)), batch];
-    let max = usize::try_from(b.caps().limits.max_compute_workgroups_per_dimension).unwrap_or(usize::MAX).max(1);
-    let count = grid.iter().map(|g| g.div_ceil(max)).fold(1usize, usize::saturating_mul);
-    if count > MAX_DISPATCHES {
-        bail!(DeviceLimit, "Conv: the implicit GEMM of {m}x{n}x{kk} over {batch} batches needs {count} dispatches");
-    }
-    let base = params(s, [m, n, kk], batch)?;
-    for z0 in (0..grid[2]).step_by(max) {
-        for m0 in (0..grid[1]).step_by(max) {
-            for n0 in (0..grid[0]).step_by(max) {
-                let wg = |total: usize, first: usize| u32_of((total - first).min(max), "workgroups");
-                let mut p = base;
-                p.gemm.tile_m0 = u32_of(m0, "row tiles")?;
-                p.gemm.tile_n0 = u32_of(n0, "column tiles")?;
-                p.gemm.batch0 = u32_of(z0, "batch matrices")?;
-                b.push(Kernel {
-                    source: source.clone(),
-                    bindings: bindings.clone(),
-                    params: p.to_bytes(),
-                    grid: Grid::Workgroups([wg(grid[0], n0)?, wg(grid[1], m0)?, wg(grid[2], z0)?]),
-                    flops: product_flops(batch, m, n, kk, count),
-                });
-            }
+    match plan(k, s, b.caps())? {
+        Plan::Plain(k) => product.push(b, k, false),
+        Plan::Masked(t) => product.push(b, GemmKernel::Tiled(t), true),
+        Plan::Gated { fast, masked } => {
+            let flag = b.temp(DType::U32, vec![1])?;
+            b.zero(&flag)?;
+            check_weight(b, w, &flag)?;
+            gate(b, &flag, true, |b| product.push(b, fast, false))?;
+            gate(b, &flag, false, |b| product.push(b, GemmKernel::Tiled(masked), true))
         }
     }
+}
+
+/// Sets `flag` (zeroed before) when `w` holds a NaN or an infinity (see `conv_gemm_check.wgsl`).
+fn check_weight(b: &mut Lower<'_>, w: &Operand, flag: &Operand) -> Result<()> {
+    let words = w.words();
+    let p = ConvCheckParams {
+        words: u32_of(usize::try_from(words).unwrap_or(usize::MAX), "weight words")?,
+        ..Default::default()
+    };
+    b.push(Kernel {
+        source: check_module(w.dtype)?,
+        bindings: vec![(w.window, BindKind::Read), (flag.window, BindKind::Write)],
+        params: p.to_bytes(),
+        // Grid-strided: at most CHECK_THREADS invocations, however large the weight.
+        grid: Grid::Threads(words.clamp(1, CHECK_THREADS)),
+        flops: None,
+    });
     Ok(())
+}
+
+/// Invocations of the weight check at most (256 workgroups).
+const CHECK_THREADS: u64 = 1 << 16;
+
+/// One implicit GEMM: the convolution, its product sizes `[M, N, K]`, the (n, g) batch and the
+/// kernels' bindings.
+struct Product<'s> {
+    s: &'s ConvShape,
+    dims: [usize; 3],
+    batch: usize,
+    bindings: Vec<(crate::lower::builder::Window, BindKind)>,
+}
+
+impl Product<'_> {
+    /// Pushes the dispatches of kernel `k` (padding taps skipped when `masked`), split where the
+    /// grid exceeds the device's per-dimension limit.
+    fn push(&self, b: &mut Lower<'_>, k: GemmKernel, masked: bool) -> Result<()> {
+        let (s, [m, n, kk], batch) = (self.s, self.dims, self.batch);
+        let source = gemm_module(k, s.dtype, s.bias, masked)?;
+        let (bm, bn) = match k {
+            GemmKernel::Tiled(t) => (t.shape(s.dtype).tm(), t.shape(s.dtype).tn()),
+            GemmKernel::Coop(t) => t.block(),
+        };
+        let blk = |t: u32| usize::try_from(t).unwrap_or(usize::MAX).max(1);
+        let grid = [n.div_ceil(blk(bn)), m.div_ceil(blk(bm)), batch];
+        let max = usize::try_from(b.caps().limits.max_compute_workgroups_per_dimension).unwrap_or(usize::MAX).max(1);
+        let count = grid.iter().map(|g| g.div_ceil(max)).fold(1usize, usize::saturating_mul);
+        if count > MAX_DISPATCHES {
+            bail!(DeviceLimit, "Conv: the implicit GEMM of {m}x{n}x{kk} over {batch} batches needs {count} dispatches");
+        }
+        let base = params(s, [m, n, kk], batch)?;
+        for z0 in (0..grid[2]).step_by(max) {
+            for m0 in (0..grid[1]).step_by(max) {
+                for n0 in (0..grid[0]).step_by(max) {
+                    let wg = |total: usize, first: usize| u32_of((total - first).min(max), "workgroups");
+                    let mut p = base;
+                    p.gemm.tile_m0 = u32_of(m0, "row tiles")?;
+                    p.gemm.tile_n0 = u32_of(n0, "column tiles")?;
+                    p.gemm.batch0 = u32_of(z0, "batch matrices")?;
+                    b.push(Kernel {
+                        source: source.clone(),
+                        bindings: self.bindings.clone(),
+                        params: p.to_bytes(),
+                        grid: Grid::Workgroups([wg(grid[0], n0)?, wg(grid[1], m0)?, wg(grid[2], z0)?]),
+                        flops: product_flops(batch, m, n, kk, count),
+                    });
+                }
+            }
+        }
+        Ok(())
+    }
 }
 
 /// The params of the first dispatch: the product `[m, n, k]` over the (n, g) batch — A = `w`'s

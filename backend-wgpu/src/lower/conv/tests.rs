@@ -135,8 +135,9 @@ fn f16_takes_tensor_cores_and_bf16_only_under_reduced_precision() {
     assert_eq!(choose_form(&s(DType::BF16), &caps), coop);
     // F32 keeps the exact scalar kernel under the option too
     assert_eq!(choose_form(&s(DType::F32), &caps), SMALL);
-    // padding taps (skipped per product only by the scalar kernel) keep F16 off tensor cores
-    assert_eq!(choose_form(&shape(ConvOp::Conv, 1, 64, 64, 1), &caps), SMALL);
+    // padding taps: tensor cores too (gated on a finite weight for large products)
+    let padded = ConvShape { dtype: DType::F16, ..shape(ConvOp::Conv, 1, 64, 64, 1) };
+    assert_eq!(choose_form(&padded, &caps), coop);
     // and the module renders for both dtypes
     for d in [DType::F16, DType::BF16] {
         let l = lowered(&caps, &attrs(2, 1, 1, (0, 0), 1), None, d, [&[1, 64, 8, 8], &[64, 64, 3, 3], &[1, 64, 6, 6]])
@@ -257,4 +258,43 @@ fn bad_operands_and_oversized_tensors_are_errors() {
     let e = lowered(&caps, &a, None, DType::F32, [&[1, 16, 20], &[32, 16, 1], &[1, 32, 20]]).unwrap_err();
     assert_eq!(e.kind(), ErrorKind::DeviceLimit);
     assert!(e.message().contains("Conv out") && e.message().contains("binding"), "{e}");
+}
+
+#[test]
+fn padding_taps_take_the_masked_kernel_or_the_gated_pair() {
+    use super::gemm::{plan, Plan, GATED_MIN_MACS};
+    use crate::lower::builder::Buf;
+    let caps = coop_caps();
+    let coop = GemmKernel::Coop(CoopTile { frag: 16, subgroup: 32, shape: CoopShape::Small });
+    // no padding taps: the kernel alone
+    let valid =
+        ConvShape { dtype: DType::F16, output: [1, 6, 6], pads_begin: [0; 3], ..shape(ConvOp::Conv, 1, 64, 64, 1) };
+    assert_eq!(plan(coop, &valid, &caps).unwrap(), Plan::Plain(coop));
+    // padding taps on a small product: the masked scalar tile
+    let small = ConvShape { dtype: DType::F16, ..shape(ConvOp::Conv, 1, 64, 64, 1) };
+    assert_eq!(plan(coop, &small, &caps).unwrap(), Plan::Masked(Tile::Small));
+    // 8 items, 64 -> 64 channels, 3x3 over 32x32: 8·64·64·9·1024 = 2^28.2 products
+    let big =
+        ConvShape { dtype: DType::F16, input: [1, 32, 32], output: [1, 32, 32], ..shape(ConvOp::Conv, 8, 64, 64, 1) };
+    assert!(8 * 64 * 64 * 9 * 1024 >= GATED_MIN_MACS);
+    assert_eq!(plan(coop, &big, &caps).unwrap(), Plan::Gated { fast: coop, masked: Tile::Small });
+    // the gated lowering: zero the flag, check w, gate the fast kernel, gate the masked one
+    let l = lowered(
+        &caps,
+        &attrs(2, 1, 1, (1, 1), 1),
+        None,
+        DType::F16,
+        [&[8, 64, 32, 32], &[64, 64, 3, 3], &[8, 64, 32, 32]],
+    )
+    .unwrap();
+    let ks = l.kernels();
+    assert_eq!(ks.len(), 6, "{:?}", ks.iter().map(|k| k.grid).collect::<Vec<_>>());
+    assert!(ks[1].source.contains("ConvCheckParams") && ks[1].bindings[1].0.buf == Buf::Temp(0));
+    assert!(ks[2].source.contains("ControlGateParams") && ks[4].source.contains("ControlGateParams"));
+    assert!(ks[3].source.contains("coopMultiplyAdd") && matches!(ks[3].grid, Grid::Indirect(_)));
+    assert!(ks[5].source.contains("var<workgroup> sm:") && matches!(ks[5].grid, Grid::Indirect(_)));
+    // F32: the unmasked scalar tile behind the gate
+    let f32big = ConvShape { dtype: DType::F32, ..big };
+    let t = GemmKernel::Tiled(Tile::Small);
+    assert_eq!(plan(t, &f32big, &caps).unwrap(), Plan::Gated { fast: t, masked: Tile::Small });
 }

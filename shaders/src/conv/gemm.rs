@@ -1,9 +1,9 @@
 //! Conv (§2.9.1) as an implicit GEMM (`conv_gemm.wgsl`): the dense product kernels of
 //! [`crate::linalg`] — the register-tiled scalar kernel (`linalg.wgsl`) or the element-pair
 //! cooperative-matrix kernel (`linalg_coop.wgsl`) — with B read as the im2col of `x`, formed on
-//! the fly by their `index_b` slot, so no im2col buffer exists in device memory. A is `w` as a
-//! row-major matrix per group, the batch is (n, g), and the bias (per output channel) is added by
-//! the product's epilogue. Sums are f32 for F32/F16/BF16 storage.
+//! the fly by their `INDEX` slot, so no im2col buffer exists in device memory. A is `w` per group
+//! read in place with K tap-major, the batch is (n, g), and the bias (per output channel) is
+//! added by the product's epilogue. Sums are f32 for F32/F16/BF16 storage.
 
 use crate::linalg::{product_module, CoopTile, Epilogue, GemmParams, Operands, Tile, Variant};
 use crate::params::{Field, Layout, Params};
@@ -59,6 +59,8 @@ crate::params! {
         pub dilation: [u32; 4],
         /// Padding before each dim (fourth lane unused).
         pub pads: [u32; 4],
+        /// Input channels per group (Cgi), then unused lanes.
+        pub chan: [u32; 4],
     }
 }
 
@@ -119,14 +121,25 @@ pub enum GemmKernel {
     Coop(CoopTile),
 }
 
+/// The K step of kernel `k` for operands of dtype `d`: a convolution whose input channels per
+/// group are a multiple of it may use the `aligned` module of [`gemm_module`].
+pub fn k_step(k: GemmKernel, d: DType) -> u32 {
+    match k {
+        GemmKernel::Tiled(t) => t.shape(d).bk,
+        GemmKernel::Coop(_) => crate::linalg::COOP_BK,
+    }
+}
+
 /// The implicit-GEMM module of kernel `k` for operands of dtype `d`, with or without a bias.
+/// `aligned`: the convolution's input channels per group are a multiple of [`k_step`], so each K
+/// step lies in one kernel tap (addressed once per step); the lowering must not set it otherwise.
 /// `masked`: padding taps are skipped per product (the scalar kernel only), so that a
 /// non-finite weight never meets them; without it they are multiplied by zero, which is the same
 /// sum for finite weights. Bindings: 0 [`ConvGemmParams`], 1 `w` (A), 2 `x` (B), then 3 the
 /// bias (with one) and the output last, all of dtype `d`. `Unsupported` for dtypes other than
 /// F32, F16 and BF16 (F16 and BF16 only for [`GemmKernel::Coop`], which is never masked) and
 /// tiles that do not render.
-pub fn gemm_module(k: GemmKernel, d: DType, bias: bool, masked: bool) -> Result<String> {
+pub fn gemm_module(k: GemmKernel, d: DType, bias: bool, masked: bool, aligned: bool) -> Result<String> {
     let ok = match k {
         GemmKernel::Tiled(_) => matches!(d, DType::F32 | DType::F16 | DType::BF16),
         GemmKernel::Coop(_) => matches!(d, DType::F16 | DType::BF16) && !masked,
@@ -138,11 +151,13 @@ pub fn gemm_module(k: GemmKernel, d: DType, bias: bool, masked: bool) -> Result<
         GemmKernel::Tiled(t) => Variant::Tiled(t),
         GemmKernel::Coop(t) => Variant::Coop(t),
     };
-    let index_b = if masked { format!("{CONV_GEMM}\n{MASK_DECL}") } else { CONV_GEMM.to_string() };
+    let addressing = crate::render(CONV_GEMM, &[("K_ALIGNED", if aligned { "true" } else { "false" })])
+        .map_err(|e| Error::new(ErrorKind::Device, format!("implicit-GEMM convolution addressing: {e}")))?;
+    let index = if masked { format!("{addressing}\n{MASK_DECL}") } else { addressing };
     let ops = Operands {
         params: "ConvGemmParams",
         params_ext: "\n    geom: ConvGeom,",
-        index_b: &index_b,
+        index: &index,
         unpack2: if d == DType::BF16 { "unpack2x_bf16" } else { "unpack2x16float" },
         mask_b: masked,
     };

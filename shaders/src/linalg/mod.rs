@@ -529,9 +529,9 @@ impl Variant {
 }
 
 /// How the tiled and element-pair cooperative kernels (`linalg.wgsl`, `linalg_coop.wgsl`) see
-/// their params and B: the dense strided matrix of [`GemmParams`] ([`Operands::DENSE`]), or
-/// another formulation of B read through a params struct extended with its members (the
-/// implicit im2col of a convolution, `shaders::conv::gemm`). A is always the strided matrix.
+/// their params, A and B: the dense strided matrices of [`GemmParams`] ([`Operands::DENSE`]), or
+/// another formulation read through a params struct extended with its members (a convolution's
+/// weight and the implicit im2col of its input, `shaders::conv::gemm`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Operands<'a> {
     /// Name of the params struct at binding 0 (`GemmParams`, or one that extends it).
@@ -539,9 +539,10 @@ pub struct Operands<'a> {
     /// Members appended to the params struct (each line starting with a newline); empty for
     /// `GemmParams`.
     pub params_ext: &'a str,
-    /// The WGSL of `fn index_b(base, col0, k0, kend, c) -> u32` (element index of B's
-    /// (k0 + c.x, col0 + c.y) or `NONE`), with any module-scope declarations it needs.
-    pub index_b: &'a str,
+    /// The WGSL of `fn index_a(base, row0, k0, kend, c) -> u32` (element index of A's
+    /// (row0 + c.x, k0 + c.y) or `NONE`) and `fn index_b(base, col0, k0, kend, c) -> u32` (of
+    /// B's (k0 + c.x, col0 + c.y)), with any module-scope declarations they need.
+    pub index: &'a str,
     /// The function unpacking a pair word of B (and A) to `vec2<f32>` in the cooperative kernel:
     /// `unpack2x16float` for F16 operands.
     pub unpack2: &'a str,
@@ -556,14 +557,20 @@ impl Operands<'static> {
     pub const DENSE: Operands<'static> = Operands {
         params: "GemmParams",
         params_ext: "",
-        index_b: DENSE_INDEX_B,
+        index: DENSE_INDEX,
         unpack2: "unpack2x16float",
         mask_b: false,
     };
 }
 
-/// `index_b` of the dense kernels: B read through its row and column strides.
-const DENSE_INDEX_B: &str = "fn index_b(base: u32, col0: u32, k0: u32, kend: u32, c: vec2<u32>) -> u32 {
+/// `index_a` and `index_b` of the dense kernels: A and B read through their row and column strides.
+const DENSE_INDEX: &str = "fn index_a(base: u32, row0: u32, k0: u32, kend: u32, c: vec2<u32>) -> u32 {
+    let gi = row0 + c.x;
+    let gk = k0 + c.y;
+    return select(NONE, base + gi * p.a_rs + gk * p.a_cs, gi < p.m && gk < kend);
+}
+
+fn index_b(base: u32, col0: u32, k0: u32, kend: u32, c: vec2<u32>) -> u32 {
     let gk = k0 + c.x;
     let gj = col0 + c.y;
     return select(NONE, base + gk * p.b_rs + gj * p.b_cs, gj < p.n && gk < kend);
@@ -772,7 +779,7 @@ fn tiled_module(d: DType, out: DType, tile: Tile, epi: Epilogue, ops: &Operands<
         ("RN", rn.as_str()),
         ("BK", bk.as_str()),
         ("RAW", raw.as_str()),
-        ("INDEX_B", ops.index_b),
+        ("INDEX", ops.index),
         ("DECLS", &code.decls()),
         ("LOAD", &code.load()),
         ("STAGE", &code.stage()),
@@ -811,7 +818,7 @@ fn coop_module(
         ("STORE", code.store()),
     ];
     if staging == Staging::Pairs {
-        slots.extend([("INDEX_B", ops.index_b.to_string()), ("UNPACK2", ops.unpack2.to_string())]);
+        slots.extend([("INDEX", ops.index.to_string()), ("UNPACK2", ops.unpack2.to_string())]);
     }
     if staging == Staging::Cvt {
         let (raw8, load8, halves) = cvt8(d)?;

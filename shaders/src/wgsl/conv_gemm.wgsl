@@ -1,14 +1,20 @@
-// Conv (§2.9.1) as an implicit GEMM: for batch item n and group g, C[co, s] = Σ_k W[co, k] · B[k, s],
-// A = w viewed as the row-major matrix [Cout/G, Cgi·K_taps] (strided A of the product kernel),
-// and B the im2col of x formed on the fly here: row k = ci·K_taps + tap (tap row-major over the
-// padded kernel box), column s = the output position (row-major over the padded output dims).
-// B[k, s] = x[n, g·Cgi + ci, s·stride + tap·dilation − pads_begin], NONE (zero, never read) when
-// that lands in the padding. C is row-major [Cout/G, S] at batch (n, g): exactly NCHW.
+// Conv (§2.9.1) as an implicit GEMM: for batch item n and group g, C[co, s] = Σ_k A[co, k] · B[k, s]
+// with K tap-major, k = tap·Cgi + ci (tap row-major over the padded kernel box):
+// A[co, k] = w[g·Cgo + co, ci, tap], read in place (w's group block, no copy), and B the im2col
+// of x formed on the fly here: column s = the output position (row-major over the padded output
+// dims), B[k, s] = x[n, g·Cgi + ci, s·stride + tap·dilation − pads_begin], NONE (zero) when that
+// lands in the padding. C is row-major [Cout/G, S] at batch (n, g): exactly NCHW.
+//
+// Tap-major K makes a K step cheap to address: with K_ALIGNED (Cgi a multiple of the K step BK,
+// and every step starting at a multiple of BK) the whole step lies in one tap, so the tap, its
+// kernel offsets and each column's bounds test are the same for every element a thread stages in
+// that step; only the channel moves, by a multiply-add.
 //
 // The (n, g) batch is the product kernel's batch over dims [N, G]: its offsets pick w's group,
 // x's channel block and the bias's group (see `linalg_common.wgsl`). The lowering keeps every
 // coordinate formed below (o·stride + κ·dilation) under 2^31, so the i32 arithmetic cannot wrap,
-// and an index is formed only for a position inside x: every access is in bounds by construction.
+// and an index is formed only for an element inside the matrix (ci < Cgi, tap < taps, a position
+// inside x): every access is in bounds by construction.
 
 struct ConvGeom {
     // Input spatial dims (D, H, W) and D·H·W.
@@ -23,19 +29,43 @@ struct ConvGeom {
     dilation: vec4<u32>,
     // Padding before each dim.
     pads: vec4<u32>,
+    // Input channels per group (Cgi), then unused lanes.
+    chan: vec4<u32>,
+}
+
+const K_ALIGNED: bool = {{K_ALIGNED}};
+
+// (tap, channel) of row k0 + dk of the implicit matrix. With K_ALIGNED the tap is the step's own
+// (k0 is a multiple of BK, BK divides Cgi and dk < BK), the same for every element of the step.
+fn tap_channel(k0: u32, dk: u32) -> vec2<u32> {
+    let cgi = p.geom.chan.x;
+    if (K_ALIGNED) {
+        return vec2<u32>(k0 / cgi, k0 % cgi + dk);
+    }
+    let gk = k0 + dk;
+    return vec2<u32>(gk / cgi, gk % cgi);
+}
+
+// Index of A's (row0 + c.x, k0 + c.y): w[co, ci, tap] in the group block at base.
+fn index_a(base: u32, row0: u32, k0: u32, kend: u32, c: vec2<u32>) -> u32 {
+    let gi = row0 + c.x;
+    if (gi >= p.m || k0 + c.y >= kend) {
+        return NONE;
+    }
+    let tc = tap_channel(k0, c.y);
+    return base + gi * p.a_rs + tc.y * p.geom.taps.w + tc.x;
 }
 
 // Index of element (k0 + c.x, col0 + c.y) of the implicit im2col matrix; NONE outside the matrix,
 // the K range or the input.
 fn index_b(base: u32, col0: u32, k0: u32, kend: u32, c: vec2<u32>) -> u32 {
-    let gk = k0 + c.x;
     let gj = col0 + c.y;
-    if (gj >= p.n || gk >= kend) {
+    if (gj >= p.n || k0 + c.x >= kend) {
         return NONE;
     }
     let q = p.geom;
-    let ci = gk / q.taps.w;
-    let t = gk % q.taps.w;
+    let tc = tap_channel(k0, c.x);
+    let t = tc.x;
     let kk = vec3<u32>(t / q.taps.x, (t / q.taps.z) % q.taps.y, t % q.taps.z);
     let o = vec3<u32>(gj / q.out_sp.x, (gj / q.out_sp.z) % q.out_sp.y, gj % q.out_sp.z);
     let pos = vec3<i32>(o * q.stride.xyz + kk * q.dilation.xyz) - vec3<i32>(q.pads.xyz);
@@ -43,7 +73,7 @@ fn index_b(base: u32, col0: u32, k0: u32, kend: u32, c: vec2<u32>) -> u32 {
         return NONE;
     }
     let u = vec3<u32>(pos);
-    return base + ci * q.in_sp.w + (u.x * q.in_sp.y + u.y) * q.in_sp.z + u.z;
+    return base + tc.y * q.in_sp.w + (u.x * q.in_sp.y + u.y) * q.in_sp.z + u.z;
 }
 
 // Pair word of bf16 (low: first element) to two f32 (BF16 operands of the tensor-core form are

@@ -56,17 +56,11 @@ fn b_coord(e: u32) -> vec2<u32> {
     return vec2<u32>(e % BK, e / BK);
 }
 
-// Index of element (row0 + c.x, k0 + c.y) of A; NONE outside the matrix and the split's K range.
-fn index_a(base: u32, row0: u32, k0: u32, kend: u32, c: vec2<u32>) -> u32 {
-    let gi = row0 + c.x;
-    let gk = k0 + c.y;
-    return select(NONE, base + gi * p.a_rs + gk * p.a_cs, gi < p.m && gk < kend);
-}
-
-// Index of element (k0 + c.x, col0 + c.y) of B; NONE outside the matrix and the split's K range.
-// INDEX_B: the strided matrix (`shaders::linalg`), or another formulation of B such as the
-// implicit im2col of a convolution (`conv_gemm.wgsl`).
-{{INDEX_B}}
+// `index_a(base, row0, k0, kend, c)`: element index of (row0 + c.x, k0 + c.y) of A, and
+// `index_b(base, col0, k0, kend, c)`: of (k0 + c.x, col0 + c.y) of B; NONE outside the matrix
+// and the split's K range. INDEX: the strided matrices (`shaders::linalg`), or another
+// formulation such as the implicit im2col of a convolution (`conv_gemm.wgsl`).
+{{INDEX}}
 
 @compute @workgroup_size(16, 16)
 fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_id) lid: vec3<u32>,

@@ -75,16 +75,11 @@ fn b_next() -> vec2<u32> {
     return select(vec2<u32>(1u, 0u), vec2<u32>(0u, 1u), p.b_nfast != 0u);
 }
 
-// Element index of (row0 + c.x, k0 + c.y) of A, or NONE outside the matrix and the K range.
-fn index_a(base: u32, row0: u32, k0: u32, kend: u32, c: vec2<u32>) -> u32 {
-    let gi = row0 + c.x;
-    let gk = k0 + c.y;
-    return select(NONE, base + gi * p.a_rs + gk * p.a_cs, gi < p.m && gk < kend);
-}
-
-// Element index of (k0 + c.x, col0 + c.y) of B, or NONE outside (INDEX_B: the strided matrix, or
-// another formulation of B such as the implicit im2col of a convolution, `conv_gemm.wgsl`).
-{{INDEX_B}}
+// `index_a(base, row0, k0, kend, c)`: element index of (row0 + c.x, k0 + c.y) of A, and
+// `index_b(base, col0, k0, kend, c)`: of (k0 + c.x, col0 + c.y) of B; NONE outside the matrix
+// and the split's K range. INDEX: the strided matrices (`shaders::linalg`), or another
+// formulation such as the implicit im2col of a convolution (`conv_gemm.wgsl`).
+{{INDEX}}
 
 // The storage word holding element i (word 0 for NONE, always bound).
 fn word_a(i: u32) -> u32 {

@@ -21,7 +21,7 @@ use crate::MatmulPrecision;
 use backend_api::shape::try_numel;
 use backend_api::{bail, DType, Result};
 use shaders::conv::gemm::{
-    check_module, gemm_module, tiled_workgroup_bytes, ConvCheckParams, ConvGemmParams, ConvGeom, GemmKernel,
+    check_module, gemm_module, k_step, tiled_workgroup_bytes, ConvCheckParams, ConvGemmParams, ConvGeom, GemmKernel,
 };
 use shaders::linalg::{GemmParams, Tile};
 use shaders::params::Params;
@@ -185,7 +185,8 @@ impl Product<'_> {
     /// grid exceeds the device's per-dimension limit.
     fn push(&self, b: &mut Lower<'_>, k: GemmKernel, masked: bool) -> Result<()> {
         let (s, [m, n, kk], batch) = (self.s, self.dims, self.batch);
-        let source = gemm_module(k, s.dtype, s.bias, masked)?;
+        let aligned = s.cgi().is_multiple_of(usize::try_from(k_step(k, s.dtype)).unwrap_or(usize::MAX));
+        let source = gemm_module(k, s.dtype, s.bias, masked, aligned)?;
         let (bm, bn) = match k {
             GemmKernel::Tiled(t) => (t.shape(s.dtype).tm(), t.shape(s.dtype).tn()),
             GemmKernel::Coop(t) => t.block(),
@@ -260,6 +261,7 @@ pub(super) fn params(s: &ConvShape, [m, n, k]: [usize; 3], batch: usize) -> Resu
         stride,
         dilation,
         pads,
+        chan: [u32_of(s.cgi(), "input channels per group")?, 0, 0, 0],
     };
     let group_x = try_numel(&[s.cgi(), in_total])?;
     let gemm = GemmParams {

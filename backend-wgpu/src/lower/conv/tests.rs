@@ -276,7 +276,7 @@ fn padding_taps_take_the_masked_kernel_or_the_gated_pair() {
     // 8 items, 64 -> 64 channels, 3x3 over 32x32: 8·64·64·9·1024 = 2^28.2 products
     let big =
         ConvShape { dtype: DType::F16, input: [1, 32, 32], output: [1, 32, 32], ..shape(ConvOp::Conv, 8, 64, 64, 1) };
-    assert!(8 * 64 * 64 * 9 * 1024 >= GATED_MIN_MACS);
+    const { assert!(8 * 64 * 64 * 9 * 1024 >= GATED_MIN_MACS) };
     assert_eq!(plan(coop, &big, &caps).unwrap(), Plan::Gated { fast: coop, masked: Tile::Small });
     // the gated lowering: zero the flag, check w, gate the fast kernel, gate the masked one
     let l = lowered(

@@ -49,6 +49,11 @@ impl CoopCode {
                 out += &format!("    let c{x}{r} = {x}_coord(li + {}u);\n", nt * r);
                 let s = if x == "a" { "SA" } else { "SB" };
                 out += &format!("    let i{x}{r} = c{x}{r}.x * {s} + c{x}{r}.y;\n");
+                if x == "b" && self.staging == Staging::Pairs {
+                    // the columns of the pair's two elements, addressed once
+                    out += &format!("    let bc{r} = b_col(col0, cb{r}.y);\n");
+                    out += &format!("    let bd{r} = b_col(col0, (cb{r} + b_next()).y);\n");
+                }
                 out += &match self.staging {
                     Staging::Pairs => format!("    var p{x}{r} = 0u;\n"),
                     Staging::Cvt => format!("    var p{x}{r} = RAW8();\n    var o{x}{r} = false;\n"),
@@ -70,8 +75,12 @@ impl CoopCode {
             for r in 0..n {
                 let index = format!("index_{x}({base}, {at}, k0, kend, c{x}{r})");
                 out += &match self.staging {
+                    Staging::Pairs if x == "a" => {
+                        format!("        pa{r} = pair_a({index}, index_a({base}, {at}, k0, kend, ca{r} + a_next()));\n")
+                    }
                     Staging::Pairs => format!(
-                        "        p{x}{r} = pair_{x}({index}, index_{x}({base}, {at}, k0, kend, c{x}{r} + {x}_next()));\n"
+                        "        pb{r} = pair_b(index_b({base}, bc{r}, k0, kend, cb{r}.x), \
+                         index_b({base}, bd{r}, k0, kend, (cb{r} + b_next()).x));\n"
                     ),
                     Staging::Cvt => format!("        p{x}{r} = load8_{x}({index});\n"),
                 };

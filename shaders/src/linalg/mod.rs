@@ -539,9 +539,12 @@ pub struct Operands<'a> {
     /// Members appended to the params struct (each line starting with a newline); empty for
     /// `GemmParams`.
     pub params_ext: &'a str,
-    /// The WGSL of `fn index_a(base, row0, k0, kend, c) -> u32` (element index of A's
-    /// (row0 + c.x, k0 + c.y) or `NONE`) and `fn index_b(base, col0, k0, kend, c) -> u32` (of
-    /// B's (k0 + c.x, col0 + c.y)), with any module-scope declarations they need.
+    /// The WGSL of the operands' addressing, with any module-scope declarations it needs:
+    /// `fn index_a(base, row0, k0, kend, c) -> u32` (element index of A's (row0 + c.x, k0 + c.y)
+    /// or `NONE`), `alias BCol` and `fn b_col(col0, j) -> BCol` (what B's addressing needs of
+    /// column col0 + j, computed once per invocation), `fn index_b(base, bc: BCol, k0, kend, dk)
+    /// -> u32` (element index of B's (k0 + dk, that column) or `NONE`) and `fn b_nfast() ->
+    /// bool` (whether B's columns are its fast axis).
     pub index: &'a str,
     /// The function unpacking a pair word of B (and A) to `vec2<f32>` in the cooperative kernel:
     /// `unpack2x16float` for F16 operands.
@@ -570,10 +573,19 @@ const DENSE_INDEX: &str = "fn index_a(base: u32, row0: u32, k0: u32, kend: u32, 
     return select(NONE, base + gi * p.a_rs + gk * p.a_cs, gi < p.m && gk < kend);
 }
 
-fn index_b(base: u32, col0: u32, k0: u32, kend: u32, c: vec2<u32>) -> u32 {
-    let gk = k0 + c.x;
-    let gj = col0 + c.y;
+alias BCol = u32;
+
+fn b_col(col0: u32, j: u32) -> BCol {
+    return col0 + j;
+}
+
+fn index_b(base: u32, gj: BCol, k0: u32, kend: u32, dk: u32) -> u32 {
+    let gk = k0 + dk;
     return select(NONE, base + gk * p.b_rs + gj * p.b_cs, gj < p.n && gk < kend);
+}
+
+fn b_nfast() -> bool {
+    return p.b_nfast != 0u;
 }";
 
 /// Renders the tiled ([`Variant::Tiled`]) or element-pair cooperative ([`Variant::Coop`])

@@ -40,6 +40,7 @@ impl Unrolled {
             out += &format!(
                 "    let ib{r} = cb{r}.x * SB + (cb{r}.y >> 2u);\n    var pb{r} = RAW(0);\n    var eb{r} = NONE;\n"
             );
+            out += &format!("    let bc{r} = b_col(col0, cb{r}.y);\n");
         }
         for i in 0..self.s.rm {
             for g in 0..self.s.rn / 4 {
@@ -55,7 +56,8 @@ impl Unrolled {
             out += &format!("        ea{r} = index_a(off.x, row0, k0, kend, ca{r});\n        pa{r} = raw_a(ea{r});\n");
         }
         for r in 0..self.lb {
-            out += &format!("        eb{r} = index_b(off.y, col0, k0, kend, cb{r});\n        pb{r} = raw_b(eb{r});\n");
+            out +=
+                &format!("        eb{r} = index_b(off.y, bc{r}, k0, kend, cb{r}.x);\n        pb{r} = raw_b(eb{r});\n");
         }
         out
     }

@@ -56,24 +56,48 @@ fn index_a(base: u32, row0: u32, k0: u32, kend: u32, c: vec2<u32>) -> u32 {
     return base + gi * p.a_rs + tc.y * p.geom.taps.w + tc.x;
 }
 
-// Index of element (k0 + c.x, col0 + c.y) of the implicit im2col matrix; NONE outside the matrix,
-// the K range or the input.
-fn index_b(base: u32, col0: u32, k0: u32, kend: u32, c: vec2<u32>) -> u32 {
-    let gj = col0 + c.y;
-    if (gj >= p.n || k0 + c.x >= kend) {
+// Column j of the implicit im2col matrix, addressed once per invocation: its window origin
+// o·stride − pads_begin per dim (xyz) and that origin's row-major index into an input channel (w;
+// it may lie outside, it is only ever added to an in-window offset). A column past the matrix
+// gets an origin of −2^31, so that every tap of it fails the bounds test below (tap offsets are
+// under 2^31).
+alias BCol = vec4<i32>;
+
+fn b_col(col0: u32, j: u32) -> BCol {
+    let gj = col0 + j;
+    let q = p.geom;
+    let o = vec3<u32>(gj / q.out_sp.x, (gj / q.out_sp.z) % q.out_sp.y, gj % q.out_sp.z);
+    let inside = vec3<i32>(o * q.stride.xyz) - vec3<i32>(q.pads.xyz);
+    let org = select(vec3<i32>(i32(-2147483647) - 1), inside, gj < p.n);
+    let ins = vec3<i32>(q.in_sp.xyz);
+    return vec4<i32>(org, (org.x * ins.y + org.y) * ins.z + org.z);
+}
+
+// Index of element (k0 + dk, column bc) of the implicit im2col matrix; NONE past the K range or
+// in the padding. The tap's offsets are the same for every element of a step where K_ALIGNED.
+// The row-major index is formed as origin index + tap offset in wrapping i32 arithmetic, which
+// is the exact index whenever the position is inside the input.
+fn index_b(base: u32, bc: BCol, k0: u32, kend: u32, dk: u32) -> u32 {
+    if (k0 + dk >= kend) {
         return NONE;
     }
     let q = p.geom;
-    let tc = tap_channel(k0, c.x);
+    let tc = tap_channel(k0, dk);
     let t = tc.x;
     let kk = vec3<u32>(t / q.taps.x, (t / q.taps.z) % q.taps.y, t % q.taps.z);
-    let o = vec3<u32>(gj / q.out_sp.x, (gj / q.out_sp.z) % q.out_sp.y, gj % q.out_sp.z);
-    let pos = vec3<i32>(o * q.stride.xyz + kk * q.dilation.xyz) - vec3<i32>(q.pads.xyz);
-    if (any(pos < vec3<i32>(0)) || any(pos >= vec3<i32>(q.in_sp.xyz))) {
+    let off = vec3<i32>(kk * q.dilation.xyz);
+    let pos = bc.xyz + off;
+    let ins = vec3<i32>(q.in_sp.xyz);
+    if (any(pos < vec3<i32>(0)) || any(pos >= ins)) {
         return NONE;
     }
-    let u = vec3<u32>(pos);
-    return base + tc.y * q.in_sp.w + (u.x * q.in_sp.y + u.y) * q.in_sp.z + u.z;
+    let lin = bc.w + (off.x * ins.y + off.y) * ins.z + off.z;
+    return base + tc.y * q.in_sp.w + u32(lin);
+}
+
+// The columns (output positions) are B's fast axis.
+fn b_nfast() -> bool {
+    return true;
 }
 
 // Pair word of bf16 (low: first element) to two f32 (BF16 operands of the tensor-core form are

@@ -31,7 +31,8 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
     let total = nwg.x * nwg.y * WG;
     var bad = false;
     for (var i = linear_id(gid, nwg); i < p.words; i = i + total) {
-        bad = bad || non_finite(w[i]);
+        // `|`, not `||`: every load is issued, none waits on the previous test
+        bad = bad | non_finite(w[i]);
     }
     if (bad) {
         atomicOr(&flag[0], 1u);

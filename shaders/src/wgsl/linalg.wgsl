@@ -50,16 +50,19 @@ fn a_coord(e: u32) -> vec2<u32> {
 
 // (k, column) within the B tile of the e-th element a workgroup loads.
 fn b_coord(e: u32) -> vec2<u32> {
-    if (p.b_nfast != 0u) {
+    if (b_nfast()) {
         return vec2<u32>(e / TN, e % TN);
     }
     return vec2<u32>(e % BK, e / BK);
 }
 
-// `index_a(base, row0, k0, kend, c)`: element index of (row0 + c.x, k0 + c.y) of A, and
-// `index_b(base, col0, k0, kend, c)`: of (k0 + c.x, col0 + c.y) of B; NONE outside the matrix
-// and the split's K range. INDEX: the strided matrices (`shaders::linalg`), or another
-// formulation such as the implicit im2col of a convolution (`conv_gemm.wgsl`).
+// INDEX: `index_a(base, row0, k0, kend, c)`, the element index of (row0 + c.x, k0 + c.y) of A;
+// `b_col(col0, j) -> BCol`, what B's addressing needs of column col0 + j, computed once per
+// invocation (the columns an invocation stages never change along K); `index_b(base, bc, k0,
+// kend, dk)`, the element index of (k0 + dk, that column) of B; both NONE outside the matrix
+// and the split's K range; and `b_nfast()`, whether B's columns are its fast axis. The strided
+// matrices (`shaders::linalg`), or another formulation such as the implicit im2col of a
+// convolution (`conv_gemm.wgsl`).
 {{INDEX}}
 
 @compute @workgroup_size(16, 16)

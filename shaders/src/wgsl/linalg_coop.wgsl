@@ -65,20 +65,19 @@ fn a_next() -> vec2<u32> {
 
 // (k, column) within the B tile of the first element of the e-th pair.
 fn b_coord(e: u32) -> vec2<u32> {
-    if (p.b_nfast != 0u) {
+    if (b_nfast()) {
         return vec2<u32>(e / (TN / 2u), 2u * (e % (TN / 2u)));
     }
     return vec2<u32>(2u * (e % (BK / 2u)), e / (BK / 2u));
 }
 
 fn b_next() -> vec2<u32> {
-    return select(vec2<u32>(1u, 0u), vec2<u32>(0u, 1u), p.b_nfast != 0u);
+    return select(vec2<u32>(1u, 0u), vec2<u32>(0u, 1u), b_nfast());
 }
 
-// `index_a(base, row0, k0, kend, c)`: element index of (row0 + c.x, k0 + c.y) of A, and
-// `index_b(base, col0, k0, kend, c)`: of (k0 + c.x, col0 + c.y) of B; NONE outside the matrix
-// and the split's K range. INDEX: the strided matrices (`shaders::linalg`), or another
-// formulation such as the implicit im2col of a convolution (`conv_gemm.wgsl`).
+// INDEX: `index_a`, `b_col`, `index_b` and `b_nfast` as in `linalg.wgsl`: the strided matrices
+// (`shaders::linalg`), or another formulation such as the implicit im2col of a convolution
+// (`conv_gemm.wgsl`).
 {{INDEX}}
 
 // The storage word holding element i (word 0 for NONE, always bound).
@@ -157,7 +156,7 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) l
     let kend = max(kbeg, min(p.k, kbeg + p.kc));
     // Workgroup-index step from the first to the second element of a staged pair.
     let sa_step = select(SA, 1u, p.a_kfast != 0u);
-    let sb_step = select(1u, SB, p.b_nfast == 0u);
+    let sb_step = select(SB, 1u, b_nfast());
 {{DECLS}}
     let nk = (kend - kbeg + BK - 1u) / BK;
     var k0 = kbeg;

@@ -168,8 +168,8 @@ fn check_weight(b: &mut Lower<'_>, w: &Operand, flag: &Operand) -> Result<()> {
     Ok(())
 }
 
-/// Invocations of the weight check at most (256 workgroups).
-const CHECK_THREADS: u64 = 1 << 16;
+/// Invocations of the weight check at most (1024 workgroups).
+const CHECK_THREADS: u64 = 1 << 18;
 
 /// One implicit GEMM: the convolution, its product sizes `[M, N, K]`, the (n, g) batch and the
 /// kernels' bindings.

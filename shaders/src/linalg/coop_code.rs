@@ -71,16 +71,21 @@ impl CoopCode {
 
     pub(super) fn load(&self) -> String {
         let mut out = String::new();
+        if self.staging == Staging::Pairs {
+            // what the step's addressing shares, once per step
+            out += "        let ks = k_step(k0);\n";
+        }
         for (x, n, base, at) in [("a", self.la, "off.x", "row0"), ("b", self.lb, "off.y", "col0")] {
             for r in 0..n {
                 let index = format!("index_{x}({base}, {at}, k0, kend, c{x}{r})");
                 out += &match self.staging {
-                    Staging::Pairs if x == "a" => {
-                        format!("        pa{r} = pair_a({index}, index_a({base}, {at}, k0, kend, ca{r} + a_next()));\n")
-                    }
+                    Staging::Pairs if x == "a" => format!(
+                        "        pa{r} = pair_a(index_a({base}, {at}, ks, kend, ca{r}), \
+                         index_a({base}, {at}, ks, kend, ca{r} + a_next()));\n"
+                    ),
                     Staging::Pairs => format!(
-                        "        pb{r} = pair_b(index_b({base}, bc{r}, k0, kend, cb{r}.x), \
-                         index_b({base}, bd{r}, k0, kend, (cb{r} + b_next()).x));\n"
+                        "        pb{r} = pair_b(index_b({base}, bc{r}, ks, kend, cb{r}.x), \
+                         index_b({base}, bd{r}, ks, kend, (cb{r} + b_next()).x));\n"
                     ),
                     Staging::Cvt => format!("        p{x}{r} = load8_{x}({index});\n"),
                 };

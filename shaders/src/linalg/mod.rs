@@ -540,11 +540,13 @@ pub struct Operands<'a> {
     /// `GemmParams`.
     pub params_ext: &'a str,
     /// The WGSL of the operands' addressing, with any module-scope declarations it needs:
-    /// `fn index_a(base, row0, k0, kend, c) -> u32` (element index of A's (row0 + c.x, k0 + c.y)
-    /// or `NONE`), `alias BCol` and `fn b_col(col0, j) -> BCol` (what B's addressing needs of
-    /// column col0 + j, computed once per invocation), `fn index_b(base, bc: BCol, k0, kend, dk)
-    /// -> u32` (element index of B's (k0 + dk, that column) or `NONE`) and `fn b_nfast() ->
-    /// bool` (whether B's columns are its fast axis).
+    /// `alias KStep` and `fn k_step(k0) -> KStep` (what the addressing of the K step starting at
+    /// k0 shares, computed once per step), `fn index_a(base, row0, ks: KStep, kend, c) -> u32`
+    /// (element index of A's (row0 + c.x, k0 + c.y) or `NONE`), `alias BCol` and `fn b_col(col0,
+    /// j) -> BCol` (what B's addressing needs of column col0 + j, computed once per invocation),
+    /// `fn index_b(base, bc: BCol, ks: KStep, kend, dk) -> u32` (element index of B's (k0 + dk,
+    /// that column) or `NONE`) and `fn b_nfast() -> bool` (whether B's columns are its fast
+    /// axis).
     pub index: &'a str,
     /// The function unpacking a pair word of B (and A) to `vec2<f32>` in the cooperative kernel:
     /// `unpack2x16float` for F16 operands.
@@ -567,7 +569,13 @@ impl Operands<'static> {
 }
 
 /// `index_a` and `index_b` of the dense kernels: A and B read through their row and column strides.
-const DENSE_INDEX: &str = "fn index_a(base: u32, row0: u32, k0: u32, kend: u32, c: vec2<u32>) -> u32 {
+const DENSE_INDEX: &str = "alias KStep = u32;
+
+fn k_step(k0: u32) -> KStep {
+    return k0;
+}
+
+fn index_a(base: u32, row0: u32, k0: KStep, kend: u32, c: vec2<u32>) -> u32 {
     let gi = row0 + c.x;
     let gk = k0 + c.y;
     return select(NONE, base + gi * p.a_rs + gk * p.a_cs, gi < p.m && gk < kend);
@@ -579,7 +587,7 @@ fn b_col(col0: u32, j: u32) -> BCol {
     return col0 + j;
 }
 
-fn index_b(base: u32, gj: BCol, k0: u32, kend: u32, dk: u32) -> u32 {
+fn index_b(base: u32, gj: BCol, k0: KStep, kend: u32, dk: u32) -> u32 {
     let gk = k0 + dk;
     return select(NONE, base + gk * p.b_rs + gj * p.b_cs, gj < p.n && gk < kend);
 }

@@ -51,13 +51,14 @@ impl Unrolled {
     }
 
     pub(super) fn load(&self) -> String {
-        let mut out = String::new();
+        // what the step's addressing shares, once per step
+        let mut out = String::from("        let ks = k_step(k0);\n");
         for r in 0..self.la {
-            out += &format!("        ea{r} = index_a(off.x, row0, k0, kend, ca{r});\n        pa{r} = raw_a(ea{r});\n");
+            out += &format!("        ea{r} = index_a(off.x, row0, ks, kend, ca{r});\n        pa{r} = raw_a(ea{r});\n");
         }
         for r in 0..self.lb {
             out +=
-                &format!("        eb{r} = index_b(off.y, bc{r}, k0, kend, cb{r}.x);\n        pb{r} = raw_b(eb{r});\n");
+                &format!("        eb{r} = index_b(off.y, bc{r}, ks, kend, cb{r}.x);\n        pb{r} = raw_b(eb{r});\n");
         }
         out
     }

@@ -35,24 +35,58 @@ struct ConvGeom {
 
 const K_ALIGNED: bool = {{K_ALIGNED}};
 
-// (tap, channel) of row k0 + dk of the implicit matrix. With K_ALIGNED the tap is the step's own
-// (k0 is a multiple of BK, BK divides Cgi and dk < BK), the same for every element of the step.
-fn tap_channel(k0: u32, dk: u32) -> vec2<u32> {
-    let cgi = p.geom.chan.x;
-    if (K_ALIGNED) {
-        return vec2<u32>(k0 / cgi, k0 % cgi + dk);
+// The offsets of kernel tap t from a window's origin, per dim (kk·dilation; under 2^31).
+fn tap_offsets(t: u32) -> vec3<i32> {
+    let q = p.geom;
+    let kk = vec3<u32>(t / q.taps.x, (t / q.taps.z) % q.taps.y, t % q.taps.z);
+    return vec3<i32>(kk * q.dilation.xyz);
+}
+
+// The row-major index offset of tap offsets `off` within an input channel (wrapping i32
+// arithmetic; exact once added to an origin whose sum lies inside the input).
+fn linear(off: vec3<i32>) -> i32 {
+    let ins = vec3<i32>(p.geom.in_sp.xyz);
+    return (off.x * ins.y + off.y) * ins.z + off.z;
+}
+
+// What the addressing of the K step starting at k0 shares. With K_ALIGNED (k0 a multiple of BK,
+// BK dividing Cgi) the step lies in one tap: its tap, first channel, offsets and their index
+// offset are computed here once; otherwise each element decomposes its own row.
+struct KStep {
+    k0: u32,
+    tap: u32,
+    ci0: u32,
+    off: vec3<i32>,
+    lin: i32,
+}
+
+fn k_step(k0: u32) -> KStep {
+    if (!K_ALIGNED) {
+        return KStep(k0, 0u, 0u, vec3<i32>(0), 0);
     }
-    let gk = k0 + dk;
+    let cgi = p.geom.chan.x;
+    let t = k0 / cgi;
+    let off = tap_offsets(t);
+    return KStep(k0, t, k0 % cgi, off, linear(off));
+}
+
+// (tap, channel) of row ks.k0 + dk of the implicit matrix.
+fn tap_channel(ks: KStep, dk: u32) -> vec2<u32> {
+    if (K_ALIGNED) {
+        return vec2<u32>(ks.tap, ks.ci0 + dk);
+    }
+    let cgi = p.geom.chan.x;
+    let gk = ks.k0 + dk;
     return vec2<u32>(gk / cgi, gk % cgi);
 }
 
 // Index of A's (row0 + c.x, k0 + c.y): w[co, ci, tap] in the group block at base.
-fn index_a(base: u32, row0: u32, k0: u32, kend: u32, c: vec2<u32>) -> u32 {
+fn index_a(base: u32, row0: u32, ks: KStep, kend: u32, c: vec2<u32>) -> u32 {
     let gi = row0 + c.x;
-    if (gi >= p.m || k0 + c.y >= kend) {
+    if (gi >= p.m || ks.k0 + c.y >= kend) {
         return NONE;
     }
-    let tc = tap_channel(k0, c.y);
+    let tc = tap_channel(ks, c.y);
     return base + gi * p.a_rs + tc.y * p.geom.taps.w + tc.x;
 }
 
@@ -69,30 +103,29 @@ fn b_col(col0: u32, j: u32) -> BCol {
     let o = vec3<u32>(gj / q.out_sp.x, (gj / q.out_sp.z) % q.out_sp.y, gj % q.out_sp.z);
     let inside = vec3<i32>(o * q.stride.xyz) - vec3<i32>(q.pads.xyz);
     let org = select(vec3<i32>(i32(-2147483647) - 1), inside, gj < p.n);
-    let ins = vec3<i32>(q.in_sp.xyz);
-    return vec4<i32>(org, (org.x * ins.y + org.y) * ins.z + org.z);
+    return vec4<i32>(org, linear(org));
 }
 
 // Index of element (k0 + dk, column bc) of the implicit im2col matrix; NONE past the K range or
 // in the padding. The tap's offsets are the same for every element of a step where K_ALIGNED.
 // The row-major index is formed as origin index + tap offset in wrapping i32 arithmetic, which
 // is the exact index whenever the position is inside the input.
-fn index_b(base: u32, bc: BCol, k0: u32, kend: u32, dk: u32) -> u32 {
-    if (k0 + dk >= kend) {
+fn index_b(base: u32, bc: BCol, ks: KStep, kend: u32, dk: u32) -> u32 {
+    if (ks.k0 + dk >= kend) {
         return NONE;
     }
-    let q = p.geom;
-    let tc = tap_channel(k0, dk);
-    let t = tc.x;
-    let kk = vec3<u32>(t / q.taps.x, (t / q.taps.z) % q.taps.y, t % q.taps.z);
-    let off = vec3<i32>(kk * q.dilation.xyz);
+    let tc = tap_channel(ks, dk);
+    var off = ks.off;
+    var lin = ks.lin;
+    if (!K_ALIGNED) {
+        off = tap_offsets(tc.x);
+        lin = linear(off);
+    }
     let pos = bc.xyz + off;
-    let ins = vec3<i32>(q.in_sp.xyz);
-    if (any(pos < vec3<i32>(0)) || any(pos >= ins)) {
+    if (any(pos < vec3<i32>(0)) || any(pos >= vec3<i32>(p.geom.in_sp.xyz))) {
         return NONE;
     }
-    let lin = bc.w + (off.x * ins.y + off.y) * ins.z + off.z;
-    return base + tc.y * q.in_sp.w + u32(lin);
+    return base + tc.y * p.geom.in_sp.w + u32(bc.w + lin);
 }
 
 // The columns (output positions) are B's fast axis.

@@ -56,9 +56,10 @@ fn b_coord(e: u32) -> vec2<u32> {
     return vec2<u32>(e % BK, e / BK);
 }
 
-// INDEX: `index_a(base, row0, k0, kend, c)`, the element index of (row0 + c.x, k0 + c.y) of A;
-// `b_col(col0, j) -> BCol`, what B's addressing needs of column col0 + j, computed once per
-// invocation (the columns an invocation stages never change along K); `index_b(base, bc, k0,
+// INDEX: `k_step(k0) -> KStep`, what the addressing of the K step at k0 shares, computed once
+// per step; `index_a(base, row0, ks, kend, c)`, the element index of (row0 + c.x, k0 + c.y) of
+// A; `b_col(col0, j) -> BCol`, what B's addressing needs of column col0 + j, computed once per
+// invocation (the columns an invocation stages never change along K); `index_b(base, bc, ks,
 // kend, dk)`, the element index of (k0 + dk, that column) of B; both NONE outside the matrix
 // and the split's K range; and `b_nfast()`, whether B's columns are its fast axis. The strided
 // matrices (`shaders::linalg`), or another formulation such as the implicit im2col of a

@@ -75,7 +75,7 @@ fn b_next() -> vec2<u32> {
     return select(vec2<u32>(1u, 0u), vec2<u32>(0u, 1u), b_nfast());
 }
 
-// INDEX: `index_a`, `b_col`, `index_b` and `b_nfast` as in `linalg.wgsl`: the strided matrices
+// INDEX: `k_step`, `index_a`, `b_col`, `index_b` and `b_nfast` as in `linalg.wgsl`: the strided matrices
 // (`shaders::linalg`), or another formulation such as the implicit im2col of a convolution
 // (`conv_gemm.wgsl`).
 {{INDEX}}

@@ -51,4 +51,5 @@ pub const PARAMS: &[crate::params::Layout] = &[
     <ConvParams as crate::params::Params>::LAYOUT,
     <gemm::ConvGemmParams as crate::params::Params>::LAYOUT,
     <gemm::ConvCheckParams as crate::params::Params>::LAYOUT,
+    <gemm::ConvGateParams as crate::params::Params>::LAYOUT,
 ];

@@ -8,12 +8,11 @@
 //! Padding taps contribute nothing, even against a NaN or infinite weight (docs/DECISIONS.md).
 //! The masked scalar kernel skips them per product; the fast kernels multiply them by zero,
 //! which is the same sum for a finite weight, so a large convolution with padding taps checks
-//! its weight on the GPU and runs one or the other behind two gates ([`Plan`]).
+//! its weight on the GPU and a gate dispatches one or the other ([`Plan`]).
 
 use super::{bindings, ConvShape, SPATIAL};
 use crate::device::DeviceCaps;
-use crate::lower::builder::{product_flops, u32_of, Kernel, Lower, Operand};
-use crate::lower::control::gate;
+use crate::lower::builder::{product_flops, u32_of, Kernel, Lower, Operand, Window};
 use crate::lower::linalg::conv_coop_tile;
 use crate::lower::Grid;
 use crate::pipelines::BindKind;
@@ -21,14 +20,20 @@ use crate::MatmulPrecision;
 use backend_api::shape::try_numel;
 use backend_api::{bail, DType, Result};
 use shaders::conv::gemm::{
-    check_module, gemm_module, k_step, tiled_workgroup_bytes, ConvCheckParams, ConvGemmParams, ConvGeom, GemmKernel,
+    check_module, gate_module, gemm_module, k_step, tiled_workgroup_bytes, ConvCheckParams, ConvGateParams,
+    ConvGemmParams, ConvGeom, GemmKernel, CHECK_WORKGROUPS, GATE_DISPATCHES,
 };
 use shaders::linalg::{GemmParams, Tile};
 use shaders::params::Params;
 
 /// Products with at least this many 128 x 128 output tiles (over all (n, g) batches) use the
-/// large tiles, as the dense GEMM does (`LARGE_TILE_MIN_TILES` there).
+/// large cooperative tiles, as the dense GEMM does (`LARGE_TILE_MIN_TILES` there).
 const LARGE_MIN_TILES: usize = 256;
+/// …and the large scalar tiles from this many: the implicit im2col makes each staged element
+/// dearer than the dense kernel's, and the small tiles' four times more workgroups hide it
+/// better (3x3, 256 -> 256 channels, 8 x 56 x 56, 400 large tiles: 1447 µs small, 1597 large on
+/// an H100).
+const TILED_LARGE_MIN_TILES: usize = 1024;
 /// Index headroom past M, N and K that the kernels' tile coordinates and K steps may reach (one
 /// tile or K step; as the dense GEMM's `INDEX_HEADROOM`).
 const HEADROOM: usize = 4096;
@@ -43,18 +48,18 @@ const MAX_DISPATCHES: usize = 4096;
 pub(super) fn gemm_kernel(s: &ConvShape, caps: &DeviceCaps) -> Option<GemmKernel> {
     let coop = s.dtype == DType::F16 || (s.dtype == DType::BF16 && caps.matmul_precision == MatmulPrecision::F16);
     if coop {
-        if let Some(t) = conv_coop_tile(caps, large(s)) {
+        if let Some(t) = conv_coop_tile(caps, large(s, LARGE_MIN_TILES)) {
             return Some(GemmKernel::Coop(t));
         }
     }
     tiled(s, caps).map(GemmKernel::Tiled)
 }
 
-/// Whether `s` is a product with enough 128 x 128 output tiles for the large tiles.
-fn large(s: &ConvShape) -> bool {
+/// Whether `s` is a product with at least `min_tiles` 128 x 128 output tiles.
+fn large(s: &ConvShape, min_tiles: usize) -> bool {
     let (m, n) = (s.cgo(), try_numel(&s.output).unwrap_or(usize::MAX));
     let tiles = m.div_ceil(128).saturating_mul(n.div_ceil(128)).saturating_mul(s.n.saturating_mul(s.groups));
-    m >= 128 && n >= 128 && tiles >= LARGE_MIN_TILES
+    m >= 128 && n >= 128 && tiles >= min_tiles
 }
 
 /// The scalar tile for `s` (large for problems with many tiles) whose workgroup memory, presence
@@ -64,9 +69,15 @@ fn tiled(s: &ConvShape, caps: &DeviceCaps) -> Option<Tile> {
         return None;
     }
     let limit = u64::from(caps.limits.max_compute_workgroup_storage_size);
-    [Tile::Large]
+    // `gemm.tile` forces one of the square tiles (the others are not rendered for convolutions)
+    let forced = match caps.tuning.gemm_tile {
+        Some((64, 64)) => Some(Tile::Small),
+        Some((128, 128)) => Some(Tile::Large),
+        _ => None,
+    };
+    forced
         .into_iter()
-        .filter(|_| large(s))
+        .chain([Tile::Large].into_iter().filter(|_| large(s, TILED_LARGE_MIN_TILES)))
         .chain([Tile::Small])
         .find(|&t| tiled_workgroup_bytes(t, s.dtype) <= limit)
 }
@@ -88,15 +99,15 @@ pub(super) enum Plan {
     Plain(GemmKernel),
     /// Padding taps on a small product: the scalar tile with padding taps skipped per product.
     Masked(Tile),
-    /// Padding taps on a large product: a check of the weight for NaN and ±∞ sets a flag on the
-    /// GPU; kernel `fast` (padding taps multiplied by zero, exact for a finite weight) runs when
-    /// it is clear, the masked scalar tile `masked` when it is set.
+    /// Padding taps on a large product: a check of the weight for NaN and ±∞ on the GPU, then a
+    /// gate that dispatches kernel `fast` (padding taps multiplied by zero, exact for a finite
+    /// weight) when it found none, the masked scalar tile `masked` otherwise.
     Gated { fast: GemmKernel, masked: Tile },
 }
 
 /// Products (multiply-adds over every (n, g) batch) from which a convolution with padding taps
-/// takes the gated fast kernel: below it the check and the two gates (four small dispatches)
-/// would cost more than the masked kernel loses.
+/// takes the gated fast kernel: below it the check and the gate (two small dispatches, and an
+/// empty one) would cost more than the masked kernel loses.
 pub(super) const GATED_MIN_MACS: usize = 1 << 25;
 
 /// The plan for `s` with fast kernel `k` on `caps`.
@@ -141,35 +152,64 @@ pub(super) fn lower(
         Plan::Plain(k) => product.push(b, k, false),
         Plan::Masked(t) => product.push(b, GemmKernel::Tiled(t), true),
         Plan::Gated { fast, masked } => {
-            let flag = b.temp(DType::U32, vec![1])?;
-            b.zero(&flag)?;
-            check_weight(b, w, &flag)?;
-            gate(b, &flag, true, |b| product.push(b, fast, false))?;
-            gate(b, &flag, false, |b| product.push(b, GemmKernel::Tiled(masked), true))
+            let fast = b.record(|b| product.push(b, fast, false))?;
+            let masked = b.record(|b| product.push(b, GemmKernel::Tiled(masked), true))?;
+            let slots = check_weight(b, w)?;
+            let gated: Vec<(Kernel, bool)> =
+                fast.into_iter().map(|k| (k, false)).chain(masked.into_iter().map(|k| (k, true))).collect();
+            for chunk in gated.chunks(GATE_DISPATCHES) {
+                gate_chunk(b, &slots, chunk)?;
+            }
+            Ok(())
         }
     }
 }
 
-/// Sets `flag` (zeroed before) when `w` holds a NaN or an infinity (see `conv_gemm_check.wgsl`).
-fn check_weight(b: &mut Lower<'_>, w: &Operand, flag: &Operand) -> Result<()> {
+/// The weight check: one verdict per workgroup (1: some weight word holds a NaN or an infinity;
+/// see `conv_gemm_check.wgsl`) in the slots it returns, with their count.
+fn check_weight(b: &mut Lower<'_>, w: &Operand) -> Result<(Operand, u32)> {
     let words = w.words();
+    let groups = u32::try_from(words.div_ceil(256)).unwrap_or(u32::MAX).clamp(1, CHECK_WORKGROUPS);
+    let slots = b.temp(DType::U32, vec![groups as usize])?;
     let p = ConvCheckParams {
         words: u32_of(usize::try_from(words).unwrap_or(usize::MAX), "weight words")?,
         ..Default::default()
     };
     b.push(Kernel {
         source: check_module(w.dtype)?,
-        bindings: vec![(w.window, BindKind::Read), (flag.window, BindKind::Write)],
+        bindings: vec![(w.window, BindKind::Read), (slots.window, BindKind::Write)],
         params: p.to_bytes(),
-        // Grid-strided: at most CHECK_THREADS invocations, however large the weight.
-        grid: Grid::Threads(words.clamp(1, CHECK_THREADS)),
+        // Grid-strided: at most CHECK_WORKGROUPS workgroups, however large the weight.
+        grid: Grid::Workgroups([groups, 1, 1]),
         flops: None,
     });
-    Ok(())
+    Ok((slots, groups))
 }
 
-/// Invocations of the weight check at most (1024 workgroups).
-const CHECK_THREADS: u64 = 1 << 18;
+/// One gate kernel for up to [`GATE_DISPATCHES`] dispatches (each marked masked or not), then
+/// those dispatches from the counts it writes.
+fn gate_chunk(b: &mut Lower<'_>, (slots, nslots): &(Operand, u32), chunk: &[(Kernel, bool)]) -> Result<()> {
+    let mut p =
+        ConvGateParams { nslots: *nslots, count: u32_of(chunk.len(), "gated dispatches")?, ..Default::default() };
+    for (g, (k, masked)) in p.grids.iter_mut().zip(chunk) {
+        let [x, y, z] = b.workgroup_counts(k.grid)?;
+        *g = [x, y, z, u32::from(*masked)];
+    }
+    // 12 bytes (three u32 counts) per dispatch; at most GATE_DISPATCHES of them.
+    let args = b.control(12 * chunk.len().min(GATE_DISPATCHES) as u64)?;
+    b.push(Kernel {
+        source: gate_module(),
+        bindings: vec![(slots.window, BindKind::Read), (args, BindKind::Write)],
+        params: p.to_bytes(),
+        grid: Grid::Workgroups([1, 1, 1]),
+        flops: None,
+    });
+    for (j, (k, _)) in chunk.iter().enumerate() {
+        let counts = Window { buf: args.buf, offset: 12 * j as u64, bytes: 12 };
+        b.push(Kernel { grid: Grid::Indirect(counts), ..k.clone() });
+    }
+    Ok(())
+}
 
 /// One implicit GEMM: the convolution, its product sizes `[M, N, K]`, the (n, g) batch and the
 /// kernels' bindings.
@@ -177,7 +217,7 @@ struct Product<'s> {
     s: &'s ConvShape,
     dims: [usize; 3],
     batch: usize,
-    bindings: Vec<(crate::lower::builder::Window, BindKind)>,
+    bindings: Vec<(Window, BindKind)>,
 }
 
 impl Product<'_> {

@@ -278,7 +278,7 @@ fn padding_taps_take_the_masked_kernel_or_the_gated_pair() {
         ConvShape { dtype: DType::F16, input: [1, 32, 32], output: [1, 32, 32], ..shape(ConvOp::Conv, 8, 64, 64, 1) };
     const { assert!(8 * 64 * 64 * 9 * 1024 >= GATED_MIN_MACS) };
     assert_eq!(plan(coop, &big, &caps).unwrap(), Plan::Gated { fast: coop, masked: Tile::Small });
-    // the gated lowering: zero the flag, check w, gate the fast kernel, gate the masked one
+    // the gated lowering: check w, gate both kernels, the fast one, the masked one
     let l = lowered(
         &caps,
         &attrs(2, 1, 1, (1, 1), 1),
@@ -288,11 +288,15 @@ fn padding_taps_take_the_masked_kernel_or_the_gated_pair() {
     )
     .unwrap();
     let ks = l.kernels();
-    assert_eq!(ks.len(), 6, "{:?}", ks.iter().map(|k| k.grid).collect::<Vec<_>>());
-    assert!(ks[1].source.contains("ConvCheckParams") && ks[1].bindings[1].0.buf == Buf::Temp(0));
-    assert!(ks[2].source.contains("ControlGateParams") && ks[4].source.contains("ControlGateParams"));
-    assert!(ks[3].source.contains("coopMultiplyAdd") && matches!(ks[3].grid, Grid::Indirect(_)));
-    assert!(ks[5].source.contains("var<workgroup> sm:") && matches!(ks[5].grid, Grid::Indirect(_)));
+    assert_eq!(ks.len(), 4, "{:?}", ks.iter().map(|k| k.grid).collect::<Vec<_>>());
+    // 64·64·9 f16 = 18432 words: 72 workgroups, one slot each
+    assert!(ks[0].source.contains("ConvCheckParams") && ks[0].bindings[1].0.buf == Buf::Temp(0));
+    assert!(matches!(ks[0].grid, Grid::Workgroups([72, 1, 1])) && l.temps == vec![72 * 4]);
+    assert!(ks[1].source.contains("ConvGateParams") && ks[1].bindings[0].0.buf == Buf::Temp(0));
+    let gate = *bytemuck::from_bytes::<shaders::conv::gemm::ConvGateParams>(&ks[1].params);
+    assert_eq!((gate.nslots, gate.count, gate.grids[0][3], gate.grids[1][3]), (72, 2, 0, 1));
+    assert!(ks[2].source.contains("coopMultiplyAdd") && matches!(ks[2].grid, Grid::Indirect(_)));
+    assert!(ks[3].source.contains("var<workgroup> sm:") && matches!(ks[3].grid, Grid::Indirect(_)));
     // F32: the unmasked scalar tile behind the gate
     let f32big = ConvShape { dtype: DType::F32, ..big };
     let t = GemmKernel::Tiled(Tile::Small);

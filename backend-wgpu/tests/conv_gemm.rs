@@ -1,5 +1,5 @@
-//! Conv in its implicit-GEMM form (`W · im2col(x)` on the dense product kernels) on wgpu against
-//! cpu-ref, with the (M) tolerance `M = Σ |w|·|x| + |bias|` per output: shapes with at least 16
+//! Conv in its implicit-GEMM form (`W · im2col(x)` on the dense product kernels), and depthwise
+//! Conv in its staged tile form, on wgpu against cpu-ref, with the (M) tolerance `M = Σ |w|·|x| + |bias|` per output: shapes with at least 16
 //! output channels per group and 16 products per output (so the GEMM form is chosen), output
 //! channels, output positions and K that are not multiples of the tiles, stride 2, dilation 2,
 //! asymmetric padding, two groups, 1-D, 2-D and 3-D, with and without a bias, F32, F16 and BF16.
@@ -136,6 +136,51 @@ const GATED: Case = Case {
     bias: true,
 };
 
+/// Depthwise 2-D cases for the staged tile form (one workgroup per 16 x 64 outputs): planes
+/// that straddle tiles both ways, stride 2 and dilation 2 down the rows with asymmetric padding, and padding
+/// wider than the kernel (whole windows in the padding).
+const DEPTHWISE: &[Case] = &[
+    Case {
+        name: "depthwise 3x3 same, 37 x 70",
+        n: 2,
+        cin: 3,
+        cout: 3,
+        input: &[37, 70],
+        kernel: &[3, 3],
+        stride: &[1, 1],
+        dilation: &[1, 1],
+        pads: (&[1, 1], &[1, 1]),
+        groups: 3,
+        bias: true,
+    },
+    Case {
+        name: "depthwise 5x3 stride 2 dilation 2 asymmetric",
+        n: 1,
+        cin: 4,
+        cout: 4,
+        input: &[40, 75],
+        kernel: &[5, 3],
+        stride: &[2, 1],
+        dilation: &[2, 1],
+        pads: (&[3, 0], &[1, 2]),
+        groups: 4,
+        bias: false,
+    },
+    Case {
+        name: "depthwise 3x3 padding 4",
+        n: 1,
+        cin: 2,
+        cout: 2,
+        input: &[9, 5],
+        kernel: &[3, 3],
+        stride: &[1, 1],
+        dilation: &[1, 1],
+        pads: (&[4, 4], &[4, 4]),
+        groups: 2,
+        bias: true,
+    },
+];
+
 /// The conv of `c` on `be` with inputs `x`, `w` and `b`.
 fn conv(be: &dyn Backend, c: &Case, x: &Tensor, w: &Tensor, b: Option<&Tensor>) -> Tensor {
     let mut g = GraphBuilder::new();
@@ -199,6 +244,24 @@ fn check_case(be: &dyn Backend, label: &str, c: &Case, d: DType, seed: u64, spec
     let f = |t: &Tensor| tensor(DType::F32, t.shape(), &abs(t).view().to_f64_lossy());
     let m = conv(cpu(), c, &f(&x), &f(&w), b.as_ref().map(f).as_ref()).view().to_f64_lossy();
     check(&name, &got, &want, Some(approx(d).max(tol_floor)), Some(&m));
+}
+
+/// The staged depthwise form against cpu-ref, with finite weights and with NaN/±∞ weights (which
+/// must not reach windows in the padding).
+#[test]
+fn staged_depthwise_matches_cpu_ref() {
+    for (i, c) in DEPTHWISE.iter().enumerate() {
+        // a NaN at the centre tap of channel 0 and an infinity at a corner tap of channel 1
+        let taps = c.kernel.iter().product::<usize>();
+        let specials = [(taps / 2, f64::NAN), (taps, f64::INFINITY)];
+        for (j, d) in [DType::F32, DType::F16, DType::BF16].into_iter().enumerate() {
+            if common::supported(d) {
+                let seed = 3000 + 10 * i as u64 + j as u64;
+                check_case(wgpu(), "staged depthwise", c, d, seed, &[], 0.0);
+                check_case(wgpu(), "staged depthwise", c, d, seed + 5, &specials, 0.0);
+            }
+        }
+    }
 }
 
 /// A large convolution with padding taps: the fast kernel for a finite weight, and the masked

@@ -12,6 +12,12 @@ pub const CONV_DIRECT_COMMON: &str = include_str!("../wgsl/conv_direct_common.wg
 pub const CONV_DIRECT: &str = include_str!("../wgsl/conv_direct.wgsl");
 /// Depthwise Conv (`groups == Cin == Cout`).
 pub const CONV_DIRECT_DEPTHWISE: &str = include_str!("../wgsl/conv_direct_depthwise.wgsl");
+/// Depthwise 2-D Conv staged through workgroup memory, one workgroup per output tile.
+pub const CONV_DIRECT_DEPTHWISE_TILE: &str = include_str!("../wgsl/conv_direct_depthwise_tile.wgsl");
+/// Output (rows, columns) of one workgroup of [`DirectKernel::DepthwiseTile`].
+pub const DEPTHWISE_TILE: (usize, usize) = (16, 64);
+/// Input elements [`DirectKernel::DepthwiseTile`] stages at most (its window with the halo).
+pub const DEPTHWISE_TILE_STAGED: usize = 4096;
 /// ConvTranspose, gather form.
 pub const CONV_DIRECT_TRANSPOSE: &str = include_str!("../wgsl/conv_direct_transpose.wgsl");
 
@@ -22,18 +28,24 @@ pub enum DirectKernel {
     Conv,
     /// Conv with `groups == Cin == Cout`: one invocation per four outputs along the last dim.
     Depthwise,
+    /// Depthwise 2-D Conv (a trivial depth dim) whose tile window fits
+    /// [`DEPTHWISE_TILE_STAGED`] elements: one workgroup per [`DEPTHWISE_TILE`] outputs of a
+    /// plane, the input window staged in workgroup memory. F32, F16 and BF16.
+    DepthwiseTile,
     /// ConvTranspose, gather form: one invocation per output element.
     Transpose,
 }
 
 impl DirectKernel {
     /// Every direct kernel.
-    pub const ALL: [DirectKernel; 3] = [DirectKernel::Conv, DirectKernel::Depthwise, DirectKernel::Transpose];
+    pub const ALL: [DirectKernel; 4] =
+        [DirectKernel::Conv, DirectKernel::Depthwise, DirectKernel::DepthwiseTile, DirectKernel::Transpose];
 
     fn entry(self) -> &'static str {
         match self {
             DirectKernel::Conv => CONV_DIRECT,
             DirectKernel::Depthwise => CONV_DIRECT_DEPTHWISE,
+            DirectKernel::DepthwiseTile => CONV_DIRECT_DEPTHWISE_TILE,
             DirectKernel::Transpose => CONV_DIRECT_TRANSPOSE,
         }
     }
@@ -46,6 +58,9 @@ pub fn direct_module(k: DirectKernel, d: DType, bias: bool) -> Result<String> {
     if !matches!(d, DType::F32 | DType::F16 | DType::BF16 | DType::F64) {
         bail!(Unsupported, "no direct convolution kernel for {d} (float dtypes only)");
     }
+    if k == DirectKernel::DepthwiseTile && d == DType::F64 {
+        bail!(Unsupported, "the staged depthwise kernel stages f32: no F64 form");
+    }
     let mut tensors = tensor_binding("x", 1, d, Access::Read) + &tensor_binding("w", 2, d, Access::Read);
     if bias {
         tensors += &tensor_binding("b", 3, d, Access::Read);
@@ -56,5 +71,7 @@ pub fn direct_module(k: DirectKernel, d: DType, bias: bool) -> Result<String> {
     let shader = |e: String| Error::new(ErrorKind::Device, format!("direct convolution shader: {e}"));
     let common = render(CONV_DIRECT_COMMON, &slots).map_err(shader)?;
     let entry = render(k.entry(), &[]).map_err(shader)?;
-    Ok(crate::module(&[COMMON, &common, &entry]))
+    let m = crate::module(&[COMMON, &common, &entry]);
+    // The staged form's loops step towards bounds that cannot wrap (see its header).
+    Ok(if k == DirectKernel::DepthwiseTile { crate::loops_bounded(&m) } else { m })
 }

@@ -9,7 +9,7 @@ use crate::lower::builder::{u32_of, Kernel, Lower, Operand};
 use crate::lower::Grid;
 use backend_api::shape::try_numel;
 use backend_api::{bail, ensure, Result};
-use shaders::conv::direct::{direct_module, DirectKernel};
+use shaders::conv::direct::{direct_module, DirectKernel, DEPTHWISE_TILE, DEPTHWISE_TILE_STAGED};
 use shaders::conv::ConvParams;
 use shaders::params::Params;
 
@@ -34,7 +34,12 @@ pub(super) fn lower(
     let bindings = bindings([x, w], bias, out);
     b.zero_if_packed(out)?;
     let flops = flops(s);
-    b.push(Kernel { source, bindings, params: p.to_bytes(), grid: Grid::Threads(u64::from(p.total)), flops });
+    let grid = match kernel {
+        // one workgroup per tile
+        DirectKernel::DepthwiseTile => b.workgroups(p.total as usize)?,
+        DirectKernel::Conv | DirectKernel::Depthwise | DirectKernel::Transpose => Grid::Threads(u64::from(p.total)),
+    };
+    b.push(Kernel { source, bindings, params: p.to_bytes(), grid, flops });
     Ok(())
 }
 
@@ -114,10 +119,18 @@ fn params(s: &ConvShape, kernel: DirectKernel) -> Result<ConvParams> {
         }
     }
     let rows = try_numel(&[s.n, s.cout, s.output[0], s.output[1]])?;
-    let quads = s.output[2].div_ceil(DEPTHWISE_RUN);
-    let total = match kernel {
-        DirectKernel::Depthwise => try_numel(&[rows, quads])?,
-        DirectKernel::Conv | DirectKernel::Transpose => try_numel(&[rows, s.output[2]])?,
+    let (quads, total) = match kernel {
+        DirectKernel::Depthwise => {
+            let quads = s.output[2].div_ceil(DEPTHWISE_RUN);
+            (quads, try_numel(&[rows, quads])?)
+        }
+        // `quads` holds the tiles across a plane; `total` counts every tile of every plane
+        DirectKernel::DepthwiseTile => {
+            let (th, tw) = DEPTHWISE_TILE;
+            let across = s.output[2].div_ceil(tw);
+            (across, try_numel(&[s.n, s.cout, s.output[0], s.output[1].div_ceil(th), across])?)
+        }
+        DirectKernel::Conv | DirectKernel::Transpose => (0, try_numel(&[rows, s.output[2]])?),
     };
     let mut pads = lanes(&s.pads_begin, "pads_begin")?;
     pads[3] = 0;
@@ -137,6 +150,28 @@ fn params(s: &ConvShape, kernel: DirectKernel) -> Result<ConvParams> {
         dilation,
         pads,
     })
+}
+
+/// Whether depthwise Conv `s` can take [`DirectKernel::DepthwiseTile`]: F32, F16 or BF16, two
+/// spatial dims (a trivial depth dim, more than one output row), and a tile window (halo
+/// included, with the strides and dilations the params normalise) of at most
+/// [`DEPTHWISE_TILE_STAGED`] elements.
+pub(super) fn depthwise_tile_fits(s: &ConvShape) -> bool {
+    let flat = s.input[0] == 1 && s.kernel[0] == 1 && s.output[0] == 1 && s.pads_begin[0] == 0;
+    let float = matches!(s.dtype, backend_api::DType::F32 | backend_api::DType::F16 | backend_api::DType::BF16);
+    let (th, tw) = DEPTHWISE_TILE;
+    // the window's extent along dim d for `count` outputs, as the kernel computes it
+    let extent = |d: usize, count: usize| -> Option<usize> {
+        let stride = if s.output[d] > 1 { s.stride[d] } else { 1 };
+        let dil = if s.kernel[d] > 1 { s.dilation[d] } else { 1 };
+        (count - 1).checked_mul(stride)?.checked_add((s.kernel[d] - 1).checked_mul(dil)?)?.checked_add(1)
+    };
+    let staged = extent(1, th).zip(extent(2, tw)).and_then(|(h, w)| h.checked_mul(w));
+    flat && float
+        && s.output[1] > 1
+        && s.kernel[1] >= 1
+        && s.kernel[2] >= 1
+        && staged.is_some_and(|n| n <= DEPTHWISE_TILE_STAGED)
 }
 
 /// 2 · outputs · (Cin/G) · taps for Conv, 2 · inputs · (Cout/G) · taps for ConvTranspose (taps in

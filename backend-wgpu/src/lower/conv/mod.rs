@@ -101,6 +101,9 @@ pub enum ConvForm {
     Direct,
     /// Conv with `groups == Cin == Cout`: one invocation per four outputs along the last dim.
     Depthwise,
+    /// Depthwise 2-D Conv whose output tile's input window fits workgroup memory: one workgroup
+    /// per tile of a plane, the window staged once.
+    DepthwiseTile,
     /// ConvTranspose, gather form: one invocation per output element, no atomics.
     TransposeGather,
     /// Conv as an implicit GEMM `W · im2col(x)` per (batch item, group) on a dense product
@@ -118,14 +121,21 @@ pub const GEMM_MIN_COUT: usize = 16;
 /// step empty while the direct kernel's loop is short anyway.
 pub const GEMM_MIN_K: usize = 16;
 
-/// The form for `s` on a device with `caps`: depthwise Conv its own kernel; Conv with at least
+/// The form for `s` on a device with `caps`: depthwise Conv its own kernels (the staged tile
+/// where [`direct::depthwise_tile_fits`], else four outputs per invocation); Conv with at least
 /// [`GEMM_MIN_COUT`] output channels per group and [`GEMM_MIN_K`] products per output the
 /// implicit GEMM where the device runs one for the dtype (F32, F16, BF16; `caps` decides between
 /// tensor cores and the scalar kernel); other Conv the direct kernel.
 pub fn choose_form(s: &ConvShape, caps: &DeviceCaps) -> ConvForm {
     match s.op {
         ConvOp::Transpose => ConvForm::TransposeGather,
-        ConvOp::Conv if s.groups == s.cin && s.groups == s.cout => ConvForm::Depthwise,
+        ConvOp::Conv if s.groups == s.cin && s.groups == s.cout => {
+            if direct::depthwise_tile_fits(s) {
+                ConvForm::DepthwiseTile
+            } else {
+                ConvForm::Depthwise
+            }
+        }
         ConvOp::Conv => {
             let k = s.cgi().saturating_mul(backend_api::shape::try_numel(&s.kernel).unwrap_or(usize::MAX));
             let wide = s.cgo() >= GEMM_MIN_COUT && k >= GEMM_MIN_K;
@@ -179,6 +189,7 @@ fn lower_shape(
     match choose_form(s, b.caps()) {
         ConvForm::Direct => direct::lower(b, DirectKernel::Conv, s, x, w, bias, out),
         ConvForm::Depthwise => direct::lower(b, DirectKernel::Depthwise, s, x, w, bias, out),
+        ConvForm::DepthwiseTile => direct::lower(b, DirectKernel::DepthwiseTile, s, x, w, bias, out),
         ConvForm::TransposeGather => direct::lower(b, DirectKernel::Transpose, s, x, w, bias, out),
         ConvForm::ImplicitGemm(k) => gemm::lower(b, k, s, x, w, bias, out),
     }

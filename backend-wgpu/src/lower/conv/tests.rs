@@ -71,8 +71,18 @@ fn shape(op: ConvOp, n: usize, cin: usize, cout: usize, groups: usize) -> ConvSh
 #[test]
 fn the_form_follows_the_op_and_the_groups() {
     let caps = DeviceCaps::for_tests();
-    assert_eq!(choose_form(&shape(ConvOp::Conv, 8, 256, 256, 256), &caps), ConvForm::Depthwise);
-    assert_eq!(choose_form(&shape(ConvOp::Conv, 1, 1, 1, 1), &caps), ConvForm::Depthwise);
+    assert_eq!(choose_form(&shape(ConvOp::Conv, 8, 256, 256, 256), &caps), ConvForm::DepthwiseTile);
+    assert_eq!(choose_form(&shape(ConvOp::Conv, 1, 1, 1, 1), &caps), ConvForm::DepthwiseTile);
+    // depthwise with a window past the staged tile (3x3 at stride 3: 48 x 192 inputs), 1-D, 3-D
+    // or F64: four outputs per invocation
+    let wide = ConvShape { stride: [1, 3, 3], output: [1, 2, 2], ..shape(ConvOp::Conv, 1, 4, 4, 4) };
+    assert_eq!(choose_form(&wide, &caps), ConvForm::Depthwise);
+    let one = ConvShape { input: [1, 1, 8], kernel: [1, 1, 3], output: [1, 1, 8], ..shape(ConvOp::Conv, 1, 4, 4, 4) };
+    assert_eq!(choose_form(&one, &caps), ConvForm::Depthwise);
+    let deep = ConvShape { input: [3, 8, 8], output: [3, 8, 8], ..shape(ConvOp::Conv, 1, 4, 4, 4) };
+    assert_eq!(choose_form(&deep, &caps), ConvForm::Depthwise);
+    let f64 = ConvShape { dtype: DType::F64, ..shape(ConvOp::Conv, 1, 4, 4, 4) };
+    assert_eq!(choose_form(&f64, &caps), ConvForm::Depthwise);
     // a channel multiplier (Cout = 2·Cin) or narrow grouped channels take the general kernel
     assert_eq!(choose_form(&shape(ConvOp::Conv, 1, 4, 8, 4), &caps), ConvForm::Direct);
     assert_eq!(choose_form(&shape(ConvOp::Transpose, 1, 4, 4, 4), &caps), ConvForm::TransposeGather);
@@ -208,12 +218,25 @@ fn one_dimensional_convs_are_padded_to_three_dims_and_idle_strides_become_one() 
 #[test]
 fn depthwise_invocations_cover_four_outputs_each() {
     let caps = DeviceCaps::for_tests();
-    let l = lowered(&caps, &attrs(2, 1, 1, (1, 1), 6), None, DType::F32, [&[2, 6, 5, 9], &[6, 1, 3, 3], &[2, 6, 5, 9]])
-        .unwrap();
+    let l = lowered(&caps, &attrs(1, 1, 1, (1, 1), 6), None, DType::F32, [&[2, 6, 9], &[6, 1, 3], &[2, 6, 9]]).unwrap();
     let p = params_of(&l);
-    // rows 2·6·5, ⌈9/4⌉ = 3 quads per row
-    assert_eq!((p.quads, p.total), (3, 180));
-    assert!(l.kernels()[0].source.contains("p.quads"));
+    // rows 2·6, ⌈9/4⌉ = 3 quads per row
+    assert_eq!((p.quads, p.total), (3, 36));
+    assert!(matches!(l.kernels()[0].grid, Grid::Threads(36)));
+}
+
+#[test]
+fn staged_depthwise_takes_a_workgroup_per_tile() {
+    let caps = DeviceCaps::for_tests();
+    // 2 items x 6 channels, 40 x 70 outputs: tiles of 16 x 64, ⌈40/16⌉ = 3 down, 2 across
+    let l =
+        lowered(&caps, &attrs(2, 1, 1, (1, 1), 6), None, DType::F32, [&[2, 6, 40, 70], &[6, 1, 3, 3], &[2, 6, 40, 70]])
+            .unwrap();
+    let k = l.kernels()[0];
+    assert!(k.source.contains("var<workgroup> tile"));
+    let p = params_of(&l);
+    assert_eq!((p.quads, p.total), (2, 2 * 6 * 3 * 2));
+    assert!(matches!(k.grid, Grid::Workgroups([72, 1, 1])));
 }
 
 #[test]

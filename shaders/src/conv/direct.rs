@@ -18,6 +18,8 @@ pub const CONV_DIRECT_DEPTHWISE_TILE: &str = include_str!("../wgsl/conv_direct_d
 pub const DEPTHWISE_TILE: (usize, usize) = (16, 64);
 /// Input elements [`DirectKernel::DepthwiseTile`] stages at most (its window with the halo).
 pub const DEPTHWISE_TILE_STAGED: usize = 4096;
+/// Kernel taps [`DirectKernel::DepthwiseTile`] stages at most (a channel's weights).
+pub const DEPTHWISE_TILE_TAPS: usize = 256;
 /// ConvTranspose, gather form.
 pub const CONV_DIRECT_TRANSPOSE: &str = include_str!("../wgsl/conv_direct_transpose.wgsl");
 
@@ -29,7 +31,7 @@ pub enum DirectKernel {
     /// Conv with `groups == Cin == Cout`: one invocation per four outputs along the last dim.
     Depthwise,
     /// Depthwise 2-D Conv (a trivial depth dim) whose tile window fits
-    /// [`DEPTHWISE_TILE_STAGED`] elements: one workgroup per [`DEPTHWISE_TILE`] outputs of a
+    /// [`DEPTHWISE_TILE_STAGED`] elements and kernel [`DEPTHWISE_TILE_TAPS`] taps: one workgroup per [`DEPTHWISE_TILE`] outputs of a
     /// plane, the input window staged in workgroup memory. F32, F16 and BF16.
     DepthwiseTile,
     /// ConvTranspose, gather form: one invocation per output element.

@@ -1,20 +1,27 @@
 // Conv (§2.9.1), depthwise 2-D form staged through workgroup memory (groups == Cin == Cout, a
 // trivial depth dim): one workgroup per TH x TW tile of output positions of one (n, c) plane.
 // The input window of the tile, halo included, is read once with coalesced row loads into
-// `tile` (zeros outside the input, never multiplied), then each invocation computes four
+// `tile` (zeros outside the input), then each invocation computes four
 // consecutive outputs of one row from it. Reading each input element about once (plus the halo)
 // instead of once per tap that covers it is what makes this form bandwidth-bound.
 //
-// Taps whose input lies in the padding are skipped, as in every Conv kernel (`taps` gives each
-// output's in-range tap box), so a non-finite weight never meets the padding. The lowering gives
-// this form only shapes whose staged window fits SMAX elements; the staging loop and the tap
-// loops step a counter towards a bound that cannot wrap.
+// Taps whose input lies in the padding must contribute nothing even against a NaN or infinite
+// weight (docs/DECISIONS.md). The channel's weights are staged too, with a flag set when one is
+// not finite: a finite channel multiplies the staged zeros of the padding (the same sum) and runs
+// every tap with no bounds test; a non-finite one takes the slow path, which gives each output
+// only its in-range tap box (`taps`). The lowering gives this form only shapes whose window fits
+// SMAX elements and whose kernel fits KMAX taps; the loops step a counter towards a bound that
+// cannot wrap.
 
 const TW: u32 = 64u;
 const TH: u32 = 16u;
 const SMAX: u32 = 4096u;
+const KMAX: u32 = 256u;
 
 var<workgroup> tile: array<f32, SMAX>;
+var<workgroup> wts: array<f32, KMAX>;
+// 1 when a weight of the channel is NaN or ±∞.
+var<workgroup> odd: atomic<u32>;
 
 @compute @workgroup_size(256)
 fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
@@ -38,41 +45,70 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3
     let ix0 = i32(ox0 * sw) - i32(p.pads.z);
     let ih = (TH - 1u) * sh + (p.k.y - 1u) * p.dilation.y + 1u;
     let iw = (TW - 1u) * sw + (p.k.z - 1u) * p.dilation.z + 1u;
-    let n_in = min(ih * iw, SMAX);
     // Cin == Cout: the plane index is also the input channel's.
     let xc = plane * p.in_total;
-    for (var e = li; e < n_in; e = e + 256u) {
-        let y = iy0 + i32(e / iw);
-        let x = ix0 + i32(e % iw);
-        var v = 0.0;
-        if (y >= 0 && y < i32(p.in_sp.y) && x >= 0 && x < i32(p.in_sp.z)) {
-            v = f32(ld_x(xc + u32(y) * p.in_sp.z + u32(x)));
+    // rows of the window by groups of 4 (64 invocations a row), columns by 64
+    for (var r = li / TW; r < ih; r = r + 256u / TW) {
+        let y = iy0 + i32(r);
+        let row_in = y >= 0 && y < i32(p.in_sp.y);
+        for (var c = li % TW; c < iw; c = c + TW) {
+            let x = ix0 + i32(c);
+            var v = 0.0;
+            if (row_in && x >= 0 && x < i32(p.in_sp.z)) {
+                v = f32(ld_x(xc + u32(y) * p.in_sp.z + u32(x)));
+            }
+            tile[min(r * iw + c, SMAX - 1u)] = v;
         }
-        tile[e] = v;
+    }
+    let wc = co * p.k_total;
+    if (li < min(p.k_total, KMAX)) {
+        let wv = f32(ld_w(wc + li));
+        wts[li] = wv;
+        if (f32_is_nan(wv) || f32_is_inf(wv)) {
+            atomicOr(&odd, 1u);
+        }
     }
     workgroupBarrier();
+    let finite = atomicLoad(&odd) == 0u;
     let ty = li / (TW / 4u);
     let tx = (li % (TW / 4u)) * 4u;
     let oy = oy0 + ty;
     if (oy >= p.out_sp.y) {
         return;
     }
-    let rh = taps(i32(oy * sh) - i32(p.pads.y), p.dilation.y, p.k.y, p.in_sp.y);
-    let wc = co * p.k_total;
     let b = f32(bias_of(co));
     let obase = plane * p.out_sp.y * p.out_sp.z + oy * p.out_sp.z;
-    for (var j = 0u; j < 4u; j = j + 1u) {
-        let ox = ox0 + tx + j;
-        if (ox >= p.out_sp.z) {
-            break;
+    let live = min(4u, p.out_sp.z - min(p.out_sp.z, ox0 + tx));
+    if (finite) {
+        // every tap, the padding's staged zeros included
+        var acc = vec4<f32>(b);
+        for (var kh = 0u; kh < p.k.y; kh = kh + 1u) {
+            let row = (ty * sh + kh * p.dilation.y) * iw + tx * sw;
+            for (var kw = 0u; kw < p.k.z; kw = kw + 1u) {
+                let wv = wts[min(kh * p.k.z + kw, KMAX - 1u)];
+                let at = row + kw * p.dilation.z;
+                acc.x = acc.x + wv * tile[min(at, SMAX - 1u)];
+                acc.y = acc.y + wv * tile[min(at + sw, SMAX - 1u)];
+                acc.z = acc.z + wv * tile[min(at + 2u * sw, SMAX - 1u)];
+                acc.w = acc.w + wv * tile[min(at + 3u * sw, SMAX - 1u)];
+            }
         }
+        for (var j = 0u; j < live; j = j + 1u) {
+            st_out(obase + ox0 + tx + j, F(acc[j]));
+        }
+        return;
+    }
+    // a non-finite weight: each output's in-range taps only
+    let rh = taps(i32(oy * sh) - i32(p.pads.y), p.dilation.y, p.k.y, p.in_sp.y);
+    for (var j = 0u; j < live; j = j + 1u) {
+        let ox = ox0 + tx + j;
         let rw = taps(i32(ox * sw) - i32(p.pads.z), p.dilation.z, p.k.z, p.in_sp.z);
         var acc = b;
         for (var kh = rh.x; kh < rh.y; kh = kh + 1u) {
             let row = (ty * sh + kh * p.dilation.y) * iw + (tx + j) * sw;
-            let wh = wc + kh * p.k.z;
             for (var kw = rw.x; kw < rw.y; kw = kw + 1u) {
-                acc = acc + f32(ld_w(wh + kw)) * tile[min(row + kw * p.dilation.z, SMAX - 1u)];
+                let wv = wts[min(kh * p.k.z + kw, KMAX - 1u)];
+                acc = acc + wv * tile[min(row + kw * p.dilation.z, SMAX - 1u)];
             }
         }
         st_out(obase + ox, F(acc));

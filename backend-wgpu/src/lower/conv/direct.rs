@@ -9,7 +9,7 @@ use crate::lower::builder::{u32_of, Kernel, Lower, Operand};
 use crate::lower::Grid;
 use backend_api::shape::try_numel;
 use backend_api::{bail, ensure, Result};
-use shaders::conv::direct::{direct_module, DirectKernel, DEPTHWISE_TILE, DEPTHWISE_TILE_STAGED};
+use shaders::conv::direct::{direct_module, DirectKernel, DEPTHWISE_TILE, DEPTHWISE_TILE_STAGED, DEPTHWISE_TILE_TAPS};
 use shaders::conv::ConvParams;
 use shaders::params::Params;
 
@@ -155,7 +155,7 @@ fn params(s: &ConvShape, kernel: DirectKernel) -> Result<ConvParams> {
 /// Whether depthwise Conv `s` can take [`DirectKernel::DepthwiseTile`]: F32, F16 or BF16, two
 /// spatial dims (a trivial depth dim, more than one output row), and a tile window (halo
 /// included, with the strides and dilations the params normalise) of at most
-/// [`DEPTHWISE_TILE_STAGED`] elements.
+/// [`DEPTHWISE_TILE_STAGED`] elements, and at most [`DEPTHWISE_TILE_TAPS`] kernel taps.
 pub(super) fn depthwise_tile_fits(s: &ConvShape) -> bool {
     let flat = s.input[0] == 1 && s.kernel[0] == 1 && s.output[0] == 1 && s.pads_begin[0] == 0;
     let float = matches!(s.dtype, backend_api::DType::F32 | backend_api::DType::F16 | backend_api::DType::BF16);

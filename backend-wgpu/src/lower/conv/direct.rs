@@ -164,14 +164,14 @@ pub(super) fn depthwise_tile_fits(s: &ConvShape) -> bool {
     let extent = |d: usize, count: usize| -> Option<usize> {
         let stride = if s.output[d] > 1 { s.stride[d] } else { 1 };
         let dil = if s.kernel[d] > 1 { s.dilation[d] } else { 1 };
-        (count - 1).checked_mul(stride)?.checked_add((s.kernel[d] - 1).checked_mul(dil)?)?.checked_add(1)
+        (count - 1).checked_mul(stride)?.checked_add(s.kernel[d].saturating_sub(1).checked_mul(dil)?)?.checked_add(1)
     };
     let staged = extent(1, th).zip(extent(2, tw)).and_then(|(h, w)| h.checked_mul(w));
+    let taps = s.kernel[1].checked_mul(s.kernel[2]);
     flat && float
         && s.output[1] > 1
-        && s.kernel[1] >= 1
-        && s.kernel[2] >= 1
         && staged.is_some_and(|n| n <= DEPTHWISE_TILE_STAGED)
+        && taps.is_some_and(|t| (1..=DEPTHWISE_TILE_TAPS).contains(&t))
 }
 
 /// 2 · outputs · (Cin/G) · taps for Conv, 2 · inputs · (Cout/G) · taps for ConvTranspose (taps in

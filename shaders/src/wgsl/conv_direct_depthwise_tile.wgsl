@@ -47,17 +47,34 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3
     let iw = (TW - 1u) * sw + (p.k.z - 1u) * p.dilation.z + 1u;
     // Cin == Cout: the plane index is also the input channel's.
     let xc = plane * p.in_total;
-    // rows of the window by groups of 4 (64 invocations a row), columns by 64
-    for (var r = li / TW; r < ih; r = r + 256u / TW) {
+    // Element e = li + 256·m of the window (row-major, iw columns) for m < SMAX / 256: all of an
+    // invocation's loads are issued before any is stored (a fixed trip count the compiler
+    // unrolls), and each (row, column) steps from the last without a division.
+    let n_in = min(ih * iw, SMAX);
+    let dr = 256u / iw;
+    let dc = 256u % iw;
+    var r = li / iw;
+    var c = li % iw;
+    var vals: array<f32, SMAX / 256u>;
+    for (var m = 0u; m < SMAX / 256u; m = m + 1u) {
         let y = iy0 + i32(r);
-        let row_in = y >= 0 && y < i32(p.in_sp.y);
-        for (var c = li % TW; c < iw; c = c + TW) {
-            let x = ix0 + i32(c);
-            var v = 0.0;
-            if (row_in && x >= 0 && x < i32(p.in_sp.z)) {
-                v = f32(ld_x(xc + u32(y) * p.in_sp.z + u32(x)));
-            }
-            tile[min(r * iw + c, SMAX - 1u)] = v;
+        let x = ix0 + i32(c);
+        var v = 0.0;
+        if (li + m * 256u < n_in && y >= 0 && y < i32(p.in_sp.y) && x >= 0 && x < i32(p.in_sp.z)) {
+            v = f32(ld_x(xc + u32(y) * p.in_sp.z + u32(x)));
+        }
+        vals[m] = v;
+        c = c + dc;
+        r = r + dr;
+        if (c >= iw) {
+            c = c - iw;
+            r = r + 1u;
+        }
+    }
+    for (var m = 0u; m < SMAX / 256u; m = m + 1u) {
+        let e = li + m * 256u;
+        if (e < n_in) {
+            tile[e] = vals[m];
         }
     }
     let wc = co * p.k_total;

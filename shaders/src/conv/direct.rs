@@ -15,7 +15,7 @@ pub const CONV_DIRECT_DEPTHWISE: &str = include_str!("../wgsl/conv_direct_depthw
 /// Depthwise 2-D Conv staged through workgroup memory, one workgroup per output tile.
 pub const CONV_DIRECT_DEPTHWISE_TILE: &str = include_str!("../wgsl/conv_direct_depthwise_tile.wgsl");
 /// Output (rows, columns) of one workgroup of [`DirectKernel::DepthwiseTile`].
-pub const DEPTHWISE_TILE: (usize, usize) = (16, 64);
+pub const DEPTHWISE_TILE: (usize, usize) = (32, 64);
 /// Input elements [`DirectKernel::DepthwiseTile`] stages at most (its window with the halo).
 pub const DEPTHWISE_TILE_STAGED: usize = 4096;
 /// Kernel taps [`DirectKernel::DepthwiseTile`] stages at most (a channel's weights).

@@ -73,7 +73,7 @@ fn the_form_follows_the_op_and_the_groups() {
     let caps = DeviceCaps::for_tests();
     assert_eq!(choose_form(&shape(ConvOp::Conv, 8, 256, 256, 256), &caps), ConvForm::DepthwiseTile);
     assert_eq!(choose_form(&shape(ConvOp::Conv, 1, 1, 1, 1), &caps), ConvForm::DepthwiseTile);
-    // depthwise with a window past the staged tile (3x3 at stride 3: 48 x 192 inputs), 1-D, 3-D
+    // depthwise with a window past the staged tile (3x3 at stride 3: 96 x 192 inputs), 1-D, 3-D
     // or F64: four outputs per invocation
     let wide = ConvShape { stride: [1, 3, 3], output: [1, 2, 2], ..shape(ConvOp::Conv, 1, 4, 4, 4) };
     assert_eq!(choose_form(&wide, &caps), ConvForm::Depthwise);
@@ -228,15 +228,15 @@ fn depthwise_invocations_cover_four_outputs_each() {
 #[test]
 fn staged_depthwise_takes_a_workgroup_per_tile() {
     let caps = DeviceCaps::for_tests();
-    // 2 items x 6 channels, 40 x 70 outputs: tiles of 16 x 64, ⌈40/16⌉ = 3 down, 2 across
+    // 2 items x 6 channels, 40 x 70 outputs: tiles of 32 x 64, ⌈40/32⌉ = 2 down, 2 across
     let l =
         lowered(&caps, &attrs(2, 1, 1, (1, 1), 6), None, DType::F32, [&[2, 6, 40, 70], &[6, 1, 3, 3], &[2, 6, 40, 70]])
             .unwrap();
     let k = l.kernels()[0];
     assert!(k.source.contains("var<workgroup> tile"));
     let p = params_of(&l);
-    assert_eq!((p.quads, p.total), (2, 2 * 6 * 3 * 2));
-    assert!(matches!(k.grid, Grid::Workgroups([72, 1, 1])));
+    assert_eq!((p.quads, p.total), (2, 2 * 6 * 2 * 2));
+    assert!(matches!(k.grid, Grid::Workgroups([48, 1, 1])));
 }
 
 #[test]

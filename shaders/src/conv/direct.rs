@@ -20,6 +20,9 @@ pub const DEPTHWISE_TILE: (usize, usize) = (32, 64);
 pub const DEPTHWISE_TILE_STAGED: usize = 4096;
 /// Kernel taps [`DirectKernel::DepthwiseTile`] stages at most (a channel's weights).
 pub const DEPTHWISE_TILE_TAPS: usize = 256;
+/// Bytes of workgroup memory [`DirectKernel::DepthwiseTile`] declares: the window and the
+/// weights in f32, and a flag.
+pub const DEPTHWISE_TILE_BYTES: u64 = 4 * (DEPTHWISE_TILE_STAGED as u64 + DEPTHWISE_TILE_TAPS as u64) + 4;
 /// ConvTranspose, gather form.
 pub const CONV_DIRECT_TRANSPOSE: &str = include_str!("../wgsl/conv_direct_transpose.wgsl");
 

@@ -9,7 +9,9 @@ use crate::lower::builder::{u32_of, Kernel, Lower, Operand};
 use crate::lower::Grid;
 use backend_api::shape::try_numel;
 use backend_api::{bail, ensure, Result};
-use shaders::conv::direct::{direct_module, DirectKernel, DEPTHWISE_TILE, DEPTHWISE_TILE_STAGED, DEPTHWISE_TILE_TAPS};
+use shaders::conv::direct::{
+    direct_module, DirectKernel, DEPTHWISE_TILE, DEPTHWISE_TILE_BYTES, DEPTHWISE_TILE_STAGED, DEPTHWISE_TILE_TAPS,
+};
 use shaders::conv::ConvParams;
 use shaders::params::Params;
 
@@ -155,8 +157,10 @@ fn params(s: &ConvShape, kernel: DirectKernel) -> Result<ConvParams> {
 /// Whether depthwise Conv `s` can take [`DirectKernel::DepthwiseTile`]: F32, F16 or BF16, two
 /// spatial dims (a trivial depth dim, more than one output row), and a tile window (halo
 /// included, with the strides and dilations the params normalise) of at most
-/// [`DEPTHWISE_TILE_STAGED`] elements, and at most [`DEPTHWISE_TILE_TAPS`] kernel taps.
-pub(super) fn depthwise_tile_fits(s: &ConvShape) -> bool {
+/// [`DEPTHWISE_TILE_STAGED`] elements, at most [`DEPTHWISE_TILE_TAPS`] kernel taps, and a device
+/// with the kernel's workgroup memory.
+pub(super) fn depthwise_tile_fits(s: &ConvShape, caps: &crate::device::DeviceCaps) -> bool {
+    let memory = u64::from(caps.limits.max_compute_workgroup_storage_size) >= DEPTHWISE_TILE_BYTES;
     let flat = s.input[0] == 1 && s.kernel[0] == 1 && s.output[0] == 1 && s.pads_begin[0] == 0;
     let float = matches!(s.dtype, backend_api::DType::F32 | backend_api::DType::F16 | backend_api::DType::BF16);
     let (th, tw) = DEPTHWISE_TILE;
@@ -169,6 +173,7 @@ pub(super) fn depthwise_tile_fits(s: &ConvShape) -> bool {
     let staged = extent(1, th).zip(extent(2, tw)).and_then(|(h, w)| h.checked_mul(w));
     let taps = s.kernel[1].checked_mul(s.kernel[2]);
     flat && float
+        && memory
         && s.output[1] > 1
         && staged.is_some_and(|n| n <= DEPTHWISE_TILE_STAGED)
         && taps.is_some_and(|t| (1..=DEPTHWISE_TILE_TAPS).contains(&t))

@@ -130,7 +130,7 @@ pub fn choose_form(s: &ConvShape, caps: &DeviceCaps) -> ConvForm {
     match s.op {
         ConvOp::Transpose => ConvForm::TransposeGather,
         ConvOp::Conv if s.groups == s.cin && s.groups == s.cout => {
-            if direct::depthwise_tile_fits(s) {
+            if direct::depthwise_tile_fits(s, caps) {
                 ConvForm::DepthwiseTile
             } else {
                 ConvForm::Depthwise

@@ -70,7 +70,9 @@ fn shape(op: ConvOp, n: usize, cin: usize, cout: usize, groups: usize) -> ConvSh
 
 #[test]
 fn the_form_follows_the_op_and_the_groups() {
-    let caps = DeviceCaps::for_tests();
+    let mut caps = DeviceCaps::for_tests();
+    // workgroup memory for the staged depthwise form (wgpu's default limit is 16 KiB)
+    caps.limits.max_compute_workgroup_storage_size = 32768;
     assert_eq!(choose_form(&shape(ConvOp::Conv, 8, 256, 256, 256), &caps), ConvForm::DepthwiseTile);
     assert_eq!(choose_form(&shape(ConvOp::Conv, 1, 1, 1, 1), &caps), ConvForm::DepthwiseTile);
     // depthwise with a window past the staged tile (3x3 at stride 3: 96 x 192 inputs), 1-D, 3-D
@@ -83,6 +85,10 @@ fn the_form_follows_the_op_and_the_groups() {
     assert_eq!(choose_form(&deep, &caps), ConvForm::Depthwise);
     let f64 = ConvShape { dtype: DType::F64, ..shape(ConvOp::Conv, 1, 4, 4, 4) };
     assert_eq!(choose_form(&f64, &caps), ConvForm::Depthwise);
+    // a device without the staged form's workgroup memory
+    let mut small = DeviceCaps::for_tests();
+    small.limits.max_compute_workgroup_storage_size = 16384;
+    assert_eq!(choose_form(&shape(ConvOp::Conv, 1, 4, 4, 4), &small), ConvForm::Depthwise);
     // a channel multiplier (Cout = 2·Cin) or narrow grouped channels take the general kernel
     assert_eq!(choose_form(&shape(ConvOp::Conv, 1, 4, 8, 4), &caps), ConvForm::Direct);
     assert_eq!(choose_form(&shape(ConvOp::Transpose, 1, 4, 4, 4), &caps), ConvForm::TransposeGather);
@@ -227,7 +233,8 @@ fn depthwise_invocations_cover_four_outputs_each() {
 
 #[test]
 fn staged_depthwise_takes_a_workgroup_per_tile() {
-    let caps = DeviceCaps::for_tests();
+    let mut caps = DeviceCaps::for_tests();
+    caps.limits.max_compute_workgroup_storage_size = 32768;
     // 2 items x 6 channels, 40 x 70 outputs: tiles of 32 x 64, ⌈40/32⌉ = 2 down, 2 across
     let l =
         lowered(&caps, &attrs(2, 1, 1, (1, 1), 6), None, DType::F32, [&[2, 6, 40, 70], &[6, 1, 3, 3], &[2, 6, 40, 70]])

@@ -8,7 +8,9 @@ use crate::layout::Bindings;
 use crate::ops::elementwise::cast;
 use crate::ops::norm::fused;
 use crate::ops::reduce::{arg, cumsum};
-use crate::ops::{attention, backward, conv, elementwise, indexing, leaf, linalg, movement, norm, random, reduce};
+use crate::ops::{
+    attention, backward, control, conv, elementwise, indexing, leaf, linalg, movement, norm, random, reduce, sequence,
+};
 use backend_api::{bail, Error, ErrorKind, Op, Result, Tensor};
 use std::collections::HashMap;
 
@@ -120,12 +122,26 @@ backend_api::dispatch_ops! {
         Op::ResizeNearest(a) => k(move |i, _| conv::resize_nearest(nth(i, 0)?, &a.scales).map(one)),
         Op::Pool(a) => k(move |i, _| conv::pool::pool(nth(i, 0)?, &a).map(one)),
         Op::Im2Col(a) => k(move |i, _| conv::im2col::im2col(nth(i, 0)?, &a).map(one)),
+        Op::If(a) => {
+            let then_g = control::Body::new(&a.then_graph, "If then_graph")?;
+            let else_g = control::Body::new(&a.else_graph, "If else_graph")?;
+            k(move |i, env| control::if_(&then_g, &else_g, i, env))
+        }
+        Op::While(a) => {
+            let cond = control::Body::new(&a.cond_graph, "While cond_graph")?;
+            let body = control::Body::new(&a.body_graph, "While body_graph")?;
+            k(move |i, env| control::while_(&cond, &body, &a, i, env))
+        }
+        Op::Scan(a) => {
+            let body = control::Body::new(&a.body, "Scan body")?;
+            k(move |i, env| sequence::scan(&body, &a, i, env))
+        }
     }
     // Every kind cpu-ref does not implement, each named once (legalisation may still reach some
     // of them through their decompositions).
     missing => Err(unsupported(op)),
     [AttentionBackward,
-     Rnn, Gru, Lstm, SelectiveScan, Mamba2, GatedDeltaNet, Scan, Fft, LogMel, WelchPeaks, If, While,
+     Rnn, Gru, Lstm, SelectiveScan, Mamba2, GatedDeltaNet, Fft, LogMel, WelchPeaks,
      ElementwiseRegion, BatchElementwiseRegion, TransformRegion, Custom, LayerNormBackward, RmsNormBackward,
      LogMelBackward;
     splat: GaussianSplatPrepare, GaussianSplatRasterize, GaussianSplatRender, GaussianSplatRenderBackward]

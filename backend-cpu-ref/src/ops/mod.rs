@@ -4,6 +4,7 @@
 
 pub mod attention;
 pub mod backward;
+pub mod control;
 pub mod conv;
 pub mod elementwise;
 pub mod indexing;
@@ -14,3 +15,4 @@ pub mod movement;
 pub mod norm;
 pub mod random;
 pub mod reduce;
+pub mod sequence;

@@ -65,22 +65,33 @@ impl Signature {
         let mut sig = Signature::default();
         // Leaves declare their own types (Input: dtype and shape; Param: a static shape).
         for n in graph.nodes() {
-            match &n.op {
-                crate::Op::Input(a) => {
-                    sig.inputs.push(Slot { name: a.name.clone(), dtype: a.dtype, shape: a.shape.clone() })
-                }
-                crate::Op::Param(a) if !sig.params.iter().any(|p| p.name == a.name) => {
-                    sig.params.push(Slot { name: a.name.clone(), dtype: a.dtype, shape: Shape::of(&a.shape) })
-                }
-                _ => {}
+            if let crate::Op::Input(a) = &n.op {
+                sig.inputs.push(Slot { name: a.name.clone(), dtype: a.dtype, shape: a.shape.clone() })
             }
         }
+        params_of(graph, &mut sig.params);
         for (i, v) in graph.outputs().iter().enumerate() {
             if let Some(t) = graph.value_type(*v) {
                 sig.outputs.push(slot(format!("out{i}"), t));
             }
         }
         sig
+    }
+}
+
+/// Appends the params `graph` declares, in node order, with those of its subgraphs (bodies of
+/// `If`, `While`, `Scan`: their `Param`s name the executable's params, §2.13) where their node is;
+/// each name once.
+fn params_of(graph: &Graph, params: &mut Vec<Slot>) {
+    for n in graph.nodes() {
+        if let crate::Op::Param(a) = &n.op {
+            if !params.iter().any(|p| p.name == a.name) {
+                params.push(Slot { name: a.name.clone(), dtype: a.dtype, shape: Shape::of(&a.shape) });
+            }
+        }
+        for body in n.op.subgraphs() {
+            params_of(body, params);
+        }
     }
 }
 

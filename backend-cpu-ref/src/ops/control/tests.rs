@@ -152,3 +152,28 @@ fn a_loop_body_may_hold_a_branch() {
     let x = f32s(&[3], &[1.0, -1.5, 0.5]);
     assert_eq!(run(&graph, &[("i0", &Tensor::scalar(0i32)), ("x0", &x)]), vec![vec![8.0, 18.0, 2.0]]);
 }
+
+#[test]
+fn params_inside_a_branch_are_the_executables() {
+    // then: x + p, with p a param declared only inside the branch
+    let then_g = {
+        let mut g = GraphBuilder::new();
+        let x = g.input("x", DType::F32, vec![3]).unwrap();
+        let p = g.param("p", DType::F32, &[3]).unwrap();
+        let y = g.binary(BinaryOp::Add, x, p).unwrap();
+        g.output(y).unwrap();
+        g.build().unwrap()
+    };
+    let mut g = GraphBuilder::new();
+    let c = g.input("c", DType::Bool, Vec::<usize>::new()).unwrap();
+    let x = g.input("x", DType::F32, vec![3]).unwrap();
+    let out = g.if_(c, &[x], then_g, doubled(BinaryOp::Mul)).unwrap();
+    g.output(out[0]).unwrap();
+    let graph = g.build().unwrap();
+    let mut exe = CpuRefBackend::new().compile(&graph, &Default::default()).unwrap();
+    assert_eq!(exe.signature().params.len(), 1);
+    exe.set_param("p", f32s(&[3], &[10.0, 20.0, 30.0]).view()).unwrap();
+    let x = f32s(&[3], &[1.0, 2.0, 3.0]);
+    let got = exe.run(&[("c", flag(true).view()), ("x", x.view())]).unwrap();
+    assert_eq!(got[0].view().to_f64_lossy(), vec![11.0, 22.0, 33.0]);
+}

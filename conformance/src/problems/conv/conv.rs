@@ -22,7 +22,8 @@ pub(super) const WORK_CAP: usize = 1 << 18;
 pub(super) enum Form {
     /// Few channels per group, any groups: the general direct kernel.
     General,
-    /// `groups == Cin == Cout`: the depthwise kernel.
+    /// `groups == Cin == Cout`: the depthwise kernels (the staged tile for 2-D cases whose window
+    /// fits it, four outputs per invocation otherwise: 1-D, 3-D, F64 and wide strides).
     Depthwise,
     /// At least 16 input and output channels per group: the implicit GEMM (`ImplicitGemm`, from
     /// 16 output channels per group and 16 products per output) for F32, F16 and BF16.

@@ -1,7 +1,8 @@
 //! The control family's kernels (§2.13): what If, While and Scan are built from on the GPU.
 //!
 //! - `control_gate.wgsl` writes the workgroup counts of up to 16 dispatches from a condition
-//!   tensor: their grids when the branch is taken, zeros when not (indirect dispatch).
+//!   tensor (any of its first elements non-zero): their grids when their branch is taken, zeros
+//!   when not (indirect dispatch).
 //! - `control_copy.wgsl` copies whole words at offsets given by params: a repeated body moves a
 //!   slice per iteration with it while binding the same ranges every iteration.
 
@@ -21,13 +22,14 @@ crate::params! {
     pub struct ControlGateParams {
         /// Dispatches gated (at most [`GATE_MAX`]).
         pub count: u32,
-        /// 1: run the dispatches when the condition is false.
-        pub negate: u32,
+        /// Elements of the condition tensor whose OR is the condition (1: element 0).
+        pub cond_len: u32,
         /// Padding.
         pub pad0: u32,
         /// Padding.
         pub pad1: u32,
-        /// Grid of dispatch `j` in `grids[j][0..3]`.
+        /// Grid of dispatch `j` in `grids[j][0..3]`; `grids[j][3]`: 1 to run it when the
+        /// condition fails (an else branch), 0 when it holds.
         pub grids: [[u32; 4]; GATE_MAX],
     }
 }
@@ -50,8 +52,8 @@ crate::params! {
 pub const PARAMS: &[crate::params::Layout] =
     &[<ControlGateParams as crate::params::Params>::LAYOUT, <ControlCopyParams as crate::params::Params>::LAYOUT];
 
-/// The gate kernel for a condition of dtype `d`: binding 1 the condition, 2 the counts it
-/// writes. `None` for dtypes whose registers are 64-bit or complex (a condition is a Bool or a
+/// The gate kernel for a condition of dtype `d`: binding 1 the condition (the OR of its first
+/// `cond_len` elements), 2 the counts it writes. `None` for dtypes whose registers are 64-bit or complex (a condition is a Bool or a
 /// 32-bit number).
 pub fn gate_module(d: DType) -> Option<Result<String, String>> {
     let zero = match d {
@@ -62,7 +64,7 @@ pub fn gate_module(d: DType) -> Option<Result<String, String>> {
     };
     let tensors = tensor_binding("cond", 1, d, Access::Read);
     // `!(x == 0)` so that a NaN condition is true.
-    let cond = format!("!(ld_cond(0u) == {zero})");
+    let cond = format!("!(ld_cond(i) == {zero})");
     Some(render(CONTROL_GATE, &[("TENSORS", &tensors), ("COND", &cond)]).map(|b| crate::module(&[COMMON, &b])))
 }
 

@@ -23,30 +23,40 @@ pub fn gate(
     negate: bool,
     body: impl FnOnce(&mut Lower<'_>) -> Result<()>,
 ) -> Result<()> {
-    ensure!(cond.numel() >= 1, Shape, "a condition needs an element, got dims {:?}", cond.dims);
+    let kernels = b.record(body)?;
+    let gated: Vec<(Kernel, bool)> = kernels.into_iter().map(|k| (k, negate)).collect();
+    gate_kernels(b, cond, 1, &gated)
+}
+
+/// Dispatches each of `kernels` only when one of the first `cond_len` elements of `cond` is
+/// non-zero, or, for a kernel marked `true`, only when none is: both sides of a branch behind
+/// one decision made on the GPU at run time.
+pub fn gate_kernels(b: &mut Lower<'_>, cond: &Operand, cond_len: usize, kernels: &[(Kernel, bool)]) -> Result<()> {
+    ensure!(
+        (1..=cond.numel()).contains(&cond_len),
+        Shape,
+        "a condition of {cond_len} elements of a tensor of dims {:?}",
+        cond.dims
+    );
     let Some(src) = gate_module(cond.dtype) else {
         bail!(Unsupported, "a {} condition is not supported (Bool or a 32-bit number)", cond.dtype)
     };
     let source = src.map_err(|e| Error::new(ErrorKind::Device, format!("gate shader: {e}")))?;
-    let kernels = b.record(body)?;
+    let cond_len = u32_of(cond_len, "condition elements")?;
     for chunk in kernels.chunks(GATE_MAX) {
-        gate_chunk(b, &source, cond, negate, chunk)?;
+        gate_chunk(b, &source, cond, cond_len, chunk)?;
     }
     Ok(())
 }
 
-/// One gate kernel for up to [`GATE_MAX`] body kernels, then the body kernels dispatched from the
-/// counts it writes.
-fn gate_chunk(b: &mut Lower<'_>, source: &str, cond: &Operand, negate: bool, body: &[Kernel]) -> Result<()> {
-    let mut p = ControlGateParams {
-        count: u32_of(body.len(), "gated dispatches")?,
-        negate: u32::from(negate),
-        ..Default::default()
-    };
+/// One gate kernel for up to [`GATE_MAX`] kernels, then the kernels dispatched from the counts
+/// it writes.
+fn gate_chunk(b: &mut Lower<'_>, source: &str, cond: &Operand, cond_len: u32, body: &[(Kernel, bool)]) -> Result<()> {
+    let mut p = ControlGateParams { count: u32_of(body.len(), "gated dispatches")?, cond_len, ..Default::default() };
     ensure!(body.len() <= p.grids.len(), DeviceLimit, "{} gated dispatches in one gate kernel", body.len());
-    for (g, k) in p.grids.iter_mut().zip(body) {
+    for (g, (k, negate)) in p.grids.iter_mut().zip(body) {
         let [x, y, z] = b.workgroup_counts(k.grid)?;
-        *g = [x, y, z, 0];
+        *g = [x, y, z, u32::from(*negate)];
     }
     // 12 bytes (three u32 counts) per dispatch; at most GATE_MAX of them.
     let at = |j: usize| u64::try_from(j).ok().and_then(|j| j.checked_mul(12));
@@ -59,7 +69,7 @@ fn gate_chunk(b: &mut Lower<'_>, source: &str, cond: &Operand, negate: bool, bod
         grid: Grid::Workgroups([1, 1, 1]),
         flops: None,
     });
-    for (j, k) in body.iter().enumerate() {
+    for (j, (k, _)) in body.iter().enumerate() {
         let Some(offset) = at(j) else { bail!(DeviceLimit, "{j} gated dispatches") };
         let counts = Window { buf: args.buf, offset, bytes: 12 };
         b.push(Kernel { grid: Grid::Indirect(counts), ..k.clone() });

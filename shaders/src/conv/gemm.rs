@@ -13,35 +13,8 @@ use backend_api::{bail, DType, Error, ErrorKind, Result};
 pub const CONV_GEMM: &str = include_str!("../wgsl/conv_gemm.wgsl");
 /// The non-finite weight test that gates the fast kernels of a convolution with padding taps.
 pub const CONV_GEMM_CHECK: &str = include_str!("../wgsl/conv_gemm_check.wgsl");
-/// The gate that dispatches the fast or the masked kernels from the check's verdicts.
-pub const CONV_GEMM_GATE: &str = include_str!("../wgsl/conv_gemm_gate.wgsl");
-
-/// Dispatches one gate kernel writes the counts of.
-pub const GATE_DISPATCHES: usize = 16;
-/// Workgroups of the weight check at most (each writes one slot the gate reads).
+/// Workgroups of the weight check at most (each writes one verdict slot the gate ORs).
 pub const CHECK_WORKGROUPS: u32 = 1024;
-
-crate::params! {
-    /// `ConvGateParams` of `conv_gemm_gate.wgsl`.
-    pub struct ConvGateParams {
-        /// Slots the check wrote (at most [`CHECK_WORKGROUPS`]).
-        pub nslots: u32,
-        /// Dispatches whose counts the gate writes (at most [`GATE_DISPATCHES`]).
-        pub count: u32,
-        /// Padding.
-        pub pad0: u32,
-        /// Padding.
-        pub pad1: u32,
-        /// Grid of dispatch `j` in `grids[j][0..3]`; `grids[j][3]`: 1 for a masked dispatch,
-        /// 0 for a fast one.
-        pub grids: [[u32; 4]; GATE_DISPATCHES],
-    }
-}
-
-/// The gate kernel: binding 1 the check's slots, 2 the workgroup counts it writes.
-pub fn gate_module() -> String {
-    crate::module(&[crate::COMMON, CONV_GEMM_GATE])
-}
 
 crate::params! {
     /// `ConvCheckParams` of `conv_gemm_check.wgsl`.

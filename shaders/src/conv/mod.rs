@@ -51,5 +51,4 @@ pub const PARAMS: &[crate::params::Layout] = &[
     <ConvParams as crate::params::Params>::LAYOUT,
     <gemm::ConvGemmParams as crate::params::Params>::LAYOUT,
     <gemm::ConvCheckParams as crate::params::Params>::LAYOUT,
-    <gemm::ConvGateParams as crate::params::Params>::LAYOUT,
 ];

@@ -1,8 +1,8 @@
 // Implicit-GEMM Conv: whether the weight holds a non-finite value (NaN or ±∞). Padding taps
 // must contribute nothing even against such a weight (docs/DECISIONS.md), which the fast kernels
 // (tensor cores, or scalar tiles without the per-product mask) get only by multiplying them by
-// zero: `conv_gemm_gate.wgsl` dispatches them when no workgroup here found one, the masked scalar
-// kernel otherwise.
+// zero: the control gate (`control_gate.wgsl`, the OR of the slots written here) dispatches them
+// when no workgroup here found one, the masked scalar kernel otherwise.
 //
 // Each invocation tests a grid-strided run of the weight's storage words: a word is flagged when
 // one of the elements it holds has an all-ones exponent (NON_FINITE). A word shared with a

@@ -8,11 +8,12 @@
 //! Padding taps contribute nothing, even against a NaN or infinite weight (docs/DECISIONS.md).
 //! The masked scalar kernel skips them per product; the fast kernels multiply them by zero,
 //! which is the same sum for a finite weight, so a large convolution with padding taps checks
-//! its weight on the GPU and a gate dispatches one or the other ([`Plan`]).
+//! its weight on the GPU and a gate (`lower::control`) dispatches one or the other ([`Plan`]).
 
 use super::{bindings, ConvShape, SPATIAL};
 use crate::device::DeviceCaps;
 use crate::lower::builder::{product_flops, u32_of, Kernel, Lower, Operand, Window};
+use crate::lower::control::gate_kernels;
 use crate::lower::linalg::conv_coop_tile;
 use crate::lower::Grid;
 use crate::pipelines::BindKind;
@@ -20,8 +21,8 @@ use crate::MatmulPrecision;
 use backend_api::shape::try_numel;
 use backend_api::{bail, DType, Result};
 use shaders::conv::gemm::{
-    check_module, gate_module, gemm_module, k_step, tiled_workgroup_bytes, ConvCheckParams, ConvGateParams,
-    ConvGemmParams, ConvGeom, GemmKernel, CHECK_WORKGROUPS, GATE_DISPATCHES,
+    check_module, gemm_module, k_step, tiled_workgroup_bytes, ConvCheckParams, ConvGemmParams, ConvGeom, GemmKernel,
+    CHECK_WORKGROUPS,
 };
 use shaders::linalg::{GemmParams, Tile};
 use shaders::params::Params;
@@ -155,19 +156,18 @@ pub(super) fn lower(
             let fast = b.record(|b| product.push(b, fast, false))?;
             let masked = b.record(|b| product.push(b, GemmKernel::Tiled(masked), true))?;
             let slots = check_weight(b, w)?;
+            // the condition is "a slot is set": the fast kernel runs when it fails, the masked
+            // one when it holds
             let gated: Vec<(Kernel, bool)> =
-                fast.into_iter().map(|k| (k, false)).chain(masked.into_iter().map(|k| (k, true))).collect();
-            for chunk in gated.chunks(GATE_DISPATCHES) {
-                gate_chunk(b, &slots, chunk)?;
-            }
-            Ok(())
+                fast.into_iter().map(|k| (k, true)).chain(masked.into_iter().map(|k| (k, false))).collect();
+            gate_kernels(b, &slots, slots.numel(), &gated)
         }
     }
 }
 
 /// The weight check: one verdict per workgroup (1: some weight word holds a NaN or an infinity;
-/// see `conv_gemm_check.wgsl`) in the slots it returns, with their count.
-fn check_weight(b: &mut Lower<'_>, w: &Operand) -> Result<(Operand, u32)> {
+/// see `conv_gemm_check.wgsl`) in the slots it returns.
+fn check_weight(b: &mut Lower<'_>, w: &Operand) -> Result<Operand> {
     let words = w.words();
     let groups = u32::try_from(words.div_ceil(256)).unwrap_or(u32::MAX).clamp(1, CHECK_WORKGROUPS);
     let slots = b.temp(DType::U32, vec![groups as usize])?;
@@ -183,32 +183,7 @@ fn check_weight(b: &mut Lower<'_>, w: &Operand) -> Result<(Operand, u32)> {
         grid: Grid::Workgroups([groups, 1, 1]),
         flops: None,
     });
-    Ok((slots, groups))
-}
-
-/// One gate kernel for up to [`GATE_DISPATCHES`] dispatches (each marked masked or not), then
-/// those dispatches from the counts it writes.
-fn gate_chunk(b: &mut Lower<'_>, (slots, nslots): &(Operand, u32), chunk: &[(Kernel, bool)]) -> Result<()> {
-    let mut p =
-        ConvGateParams { nslots: *nslots, count: u32_of(chunk.len(), "gated dispatches")?, ..Default::default() };
-    for (g, (k, masked)) in p.grids.iter_mut().zip(chunk) {
-        let [x, y, z] = b.workgroup_counts(k.grid)?;
-        *g = [x, y, z, u32::from(*masked)];
-    }
-    // 12 bytes (three u32 counts) per dispatch; at most GATE_DISPATCHES of them.
-    let args = b.control(12 * chunk.len().min(GATE_DISPATCHES) as u64)?;
-    b.push(Kernel {
-        source: gate_module(),
-        bindings: vec![(slots.window, BindKind::Read), (args, BindKind::Write)],
-        params: p.to_bytes(),
-        grid: Grid::Workgroups([1, 1, 1]),
-        flops: None,
-    });
-    for (j, (k, _)) in chunk.iter().enumerate() {
-        let counts = Window { buf: args.buf, offset: 12 * j as u64, bytes: 12 };
-        b.push(Kernel { grid: Grid::Indirect(counts), ..k.clone() });
-    }
-    Ok(())
+    Ok(slots)
 }
 
 /// One implicit GEMM: the convolution, its product sizes `[M, N, K]`, the (n, g) batch and the

@@ -322,9 +322,10 @@ fn padding_taps_take_the_masked_kernel_or_the_gated_pair() {
     // 64·64·9 f16 = 18432 words: 72 workgroups, one slot each
     assert!(ks[0].source.contains("ConvCheckParams") && ks[0].bindings[1].0.buf == Buf::Temp(0));
     assert!(matches!(ks[0].grid, Grid::Workgroups([72, 1, 1])) && l.temps == vec![72 * 4]);
-    assert!(ks[1].source.contains("ConvGateParams") && ks[1].bindings[0].0.buf == Buf::Temp(0));
-    let gate = *bytemuck::from_bytes::<shaders::conv::gemm::ConvGateParams>(&ks[1].params);
-    assert_eq!((gate.nslots, gate.count, gate.grids[0][3], gate.grids[1][3]), (72, 2, 0, 1));
+    assert!(ks[1].source.contains("ControlGateParams") && ks[1].bindings[0].0.buf == Buf::Temp(0));
+    // the OR of the 72 verdicts; the fast kernel when it fails (negated), the masked one when it holds
+    let gate = *bytemuck::from_bytes::<shaders::control::ControlGateParams>(&ks[1].params);
+    assert_eq!((gate.cond_len, gate.count, gate.grids[0][3], gate.grids[1][3]), (72, 2, 1, 0));
     assert!(ks[2].source.contains("coopMultiplyAdd") && matches!(ks[2].grid, Grid::Indirect(_)));
     assert!(ks[3].source.contains("var<workgroup> sm:") && matches!(ks[3].grid, Grid::Indirect(_)));
     // F32: the unmasked scalar tile behind the gate

@@ -105,18 +105,7 @@ impl CpuRefExecutable {
         let mut values: Vec<Vec<Tensor>> = Vec::with_capacity(graph.nodes().len());
         for (id, (node, kern)) in graph.nodes().iter().zip(self.kernels.iter()).enumerate() {
             let ctx = |e: backend_api::Error| self.legal.user_error(&self.user, e.at_node(id, op_label(&node.op)));
-            let mut ins = Vec::with_capacity(node.inputs.len());
-            for v in &node.inputs {
-                match values.get(v.node.0).and_then(|o| o.get(v.output)) {
-                    Some(t) => ins.push(t),
-                    None => {
-                        return Err(ctx(backend_api::Error::new(
-                            backend_api::ErrorKind::Arity,
-                            format!("input {v} not computed"),
-                        )))
-                    }
-                }
-            }
+            let ins = node_inputs(&values, node).map_err(ctx)?;
             check_memory(node, &ins, bindings, meter).map_err(ctx)?;
             let outs = kern(&ins, &Env { inputs, params: &params, bindings }).map_err(ctx)?;
             check_outputs(node, &outs, bindings).map_err(ctx)?;
@@ -137,6 +126,19 @@ impl CpuRefExecutable {
         }
         Ok(values)
     }
+}
+
+/// The tensors `node` reads, from the outputs computed so far (`values[id]` of node `id`): an
+/// `Arity` error for one not computed.
+pub(crate) fn node_inputs<'v>(values: &'v [Vec<Tensor>], node: &Node) -> Result<Vec<&'v Tensor>> {
+    let mut ins = Vec::with_capacity(node.inputs.len());
+    for v in &node.inputs {
+        match values.get(v.node.0).and_then(|o| o.get(v.output)) {
+            Some(t) => ins.push(t),
+            None => bail!(Arity, "input {v} not computed"),
+        }
+    }
+    Ok(ins)
 }
 
 /// For each node, the id of the last node that reads one of its outputs: its own id when none

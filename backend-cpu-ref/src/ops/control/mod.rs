@@ -5,6 +5,7 @@
 //! taken, the condition after `max_iterations` and the steps of an empty scan are not evaluated.
 
 use crate::eval::{kernel, Env, Kernel};
+use crate::exec::node_inputs;
 use backend_api::op::WhileAttrs;
 use backend_api::spec::op_label;
 use backend_api::{bail, Graph, Op, Result, Tensor};
@@ -53,13 +54,7 @@ impl Body {
         let mut values: Vec<Vec<Tensor>> = Vec::with_capacity(self.graph.nodes().len());
         for (id, (node, kern)) in self.graph.nodes().iter().zip(&self.kernels).enumerate() {
             let ctx = |e: backend_api::Error| e.at_node(id, op_label(&node.op)).context(self.what);
-            let mut ins = Vec::with_capacity(node.inputs.len());
-            for v in &node.inputs {
-                match values.get(v.node.0).and_then(|o| o.get(v.output)) {
-                    Some(t) => ins.push(t),
-                    None => bail!(Arity, "{}: input {v} of node {id} was not computed", self.what),
-                }
-            }
+            let ins = node_inputs(&values, node).map_err(ctx)?;
             let outs = kern(&ins, &sub).map_err(ctx)?;
             if outs.len() != node.outputs.len() {
                 bail!(

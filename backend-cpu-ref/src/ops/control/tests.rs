@@ -66,17 +66,20 @@ fn if_without_captures_selects_between_constants() {
     assert_eq!(run(&graph, &[("c", &c(false))]), vec![vec![20.0, 21.0]]);
 }
 
+/// The condition of a loop over (i: I32 [], v: F32 [n]): `i < limit`.
+fn counter_below(limit: i32, n: usize) -> Graph {
+    let mut g = GraphBuilder::new();
+    let i = g.input("i", DType::I32, Vec::<usize>::new()).unwrap();
+    let _v = g.input("v", DType::F32, vec![n]).unwrap();
+    let l = g.constant(&Tensor::scalar(limit)).unwrap();
+    let c = g.compare(CompareOp::Lt, i, l).unwrap();
+    g.output(c).unwrap();
+    g.build().unwrap()
+}
+
 /// Loop values (i: I32 [], acc: F32 [2]). Condition `i < limit`; body `(i + 1, acc + acc)`.
 fn counting_loop(limit: i32, max_iterations: u64) -> Graph {
-    let cond = {
-        let mut g = GraphBuilder::new();
-        let i = g.input("i", DType::I32, Vec::<usize>::new()).unwrap();
-        let _acc = g.input("acc", DType::F32, vec![2]).unwrap();
-        let l = g.constant(&Tensor::scalar(limit)).unwrap();
-        let c = g.compare(CompareOp::Lt, i, l).unwrap();
-        g.output(c).unwrap();
-        g.build().unwrap()
-    };
+    let cond = counter_below(limit, 2);
     let body = {
         let mut g = GraphBuilder::new();
         let i = g.input("i", DType::I32, Vec::<usize>::new()).unwrap();
@@ -118,15 +121,7 @@ fn while_runs_until_the_condition_fails_or_the_bound() {
 #[test]
 fn a_loop_body_may_hold_a_branch() {
     // loop values (i: I32 [], x: F32 [3]); body: i + 1, If(i is even) x + x else x · x
-    let cond = {
-        let mut g = GraphBuilder::new();
-        let i = g.input("i", DType::I32, Vec::<usize>::new()).unwrap();
-        let _x = g.input("x", DType::F32, vec![3]).unwrap();
-        let l = g.constant(&Tensor::scalar(3i32)).unwrap();
-        let c = g.compare(CompareOp::Lt, i, l).unwrap();
-        g.output(c).unwrap();
-        g.build().unwrap()
-    };
+    let cond = counter_below(3, 3);
     let body = {
         let mut g = GraphBuilder::new();
         let i = g.input("i", DType::I32, Vec::<usize>::new()).unwrap();

@@ -77,7 +77,6 @@ impl CoopCode {
         }
         for (x, n, base, at) in [("a", self.la, "off.x", "row0"), ("b", self.lb, "off.y", "col0")] {
             for r in 0..n {
-                let index = format!("index_{x}({base}, {at}, k0, kend, c{x}{r})");
                 out += &match self.staging {
                     Staging::Pairs if x == "a" => format!(
                         "        pa{r} = pair_a(index_a({base}, {at}, ks, kend, ca{r}), \
@@ -87,11 +86,11 @@ impl CoopCode {
                         "        pb{r} = pair_b(index_b({base}, bc{r}, ks, kend, cb{r}.x), \
                          index_b({base}, bd{r}, ks, kend, (cb{r} + b_next()).x));\n"
                     ),
-                    Staging::Cvt => format!("        p{x}{r} = load8_{x}({index});\n"),
+                    Staging::Cvt => format!(
+                        "        p{x}{r} = load8_{x}(index_{x}({base}, {at}, k0, kend, c{x}{r}));\n        \
+                         o{x}{r} = inside_{x}({at}, k0, kend, c{x}{r});\n"
+                    ),
                 };
-                if self.staging == Staging::Cvt {
-                    out += &format!("        o{x}{r} = inside_{x}({at}, k0, kend, c{x}{r});\n");
-                }
             }
         }
         out

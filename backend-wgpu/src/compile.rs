@@ -3,6 +3,7 @@
 //! per-executable buffers and bind groups are made from the program by [`crate::instance`].
 
 use crate::device::DeviceContext;
+use crate::lower::builder::MAX_RECORDED_DISPATCHES;
 use crate::lower::{Buf, Grid, Kernel, Lower, LowerFn, Lowering, NodeIo, Operand, Step, Window};
 use crate::pipelines::{BindKind, BuildTimes, Pipeline};
 use crate::plan::{assign, bindable, Home, Loc, Request};
@@ -129,7 +130,8 @@ pub(crate) struct DispatchSpec {
 pub(crate) struct Blocks {
     /// Bytes of one block (what is bound).
     pub block: u64,
-    /// Bytes from one block to the next (the device's uniform offset alignment).
+    /// Bytes from one block to the next (a multiple of the device's uniform offset alignment);
+    /// 0 when every iteration has the same params, kept once.
     pub stride: u64,
 }
 
@@ -204,6 +206,10 @@ struct NodePlan {
     steps: Vec<Step>,
     temps: Vec<usize>,
     controls: Vec<u64>,
+    /// The storage of each `Buf::Param(k)` (a param of a subgraph, found by name).
+    params: Vec<Storage>,
+    /// The storage of each `Buf::Const(k)` (a constant of a subgraph).
+    consts: Vec<Storage>,
 }
 
 /// Where each value's bytes are, before arena offsets are known: a request of the arena plan or a
@@ -390,6 +396,14 @@ pub(crate) fn build_program(
                         }
                         _ => bail!(Arity, "a kernel uses control buffer {j}, which the node did not make"),
                     },
+                    Buf::Param(j) => match plan.params.get(j) {
+                        Some(s) => *s,
+                        None => bail!(Arity, "a kernel binds param {j}, which the node did not name"),
+                    },
+                    Buf::Const(j) => match plan.consts.get(j) {
+                        Some(s) => *s,
+                        None => bail!(Arity, "a kernel binds constant {j}, which the node did not make"),
+                    },
                 };
                 resolve(s.window(w)?)
             };
@@ -460,17 +474,8 @@ fn plan_node(ctx: &Arc<DeviceContext>, p: &mut Planner<'_>, i: usize, lower: Low
             return Ok(None);
         }
         Op::Constant(a) => {
-            let size = u64::try_from(a.data.len()).map_err(|_| size_error(a.data.len())).and_then(bindable)?;
-            if size > p.max_buffer {
-                bail!(DeviceLimit, "a constant of {size} bytes exceeds the device's max_buffer_size {}", p.max_buffer);
-            }
-            let padded = usize::try_from(size).map_err(|_| size_error(a.data.len()))?;
-            let mut data = host_bytes(padded)?;
-            if let Some(dst) = data.get_mut(..a.data.len()) {
-                dst.copy_from_slice(&a.data);
-            }
-            p.consts.push((i, data));
-            p.storage.insert(me, Storage::Fixed { home: Home::Const(p.consts.len() - 1), offset: 0, size });
+            let storage = const_storage(p, i, &a.data)?;
+            p.storage.insert(me, storage);
             return Ok(None);
         }
         _ => {}
@@ -491,7 +496,15 @@ fn plan_node(ctx: &Arc<DeviceContext>, p: &mut Planner<'_>, i: usize, lower: Low
     if !empty {
         lower(&mut b, &io)?;
     }
-    let Lowering { temps, controls, steps, aliases } = b.finish();
+    let lowering = b.finish();
+    let dispatches = lowering.dispatches();
+    if dispatches > MAX_RECORDED_DISPATCHES {
+        bail!(
+            DeviceLimit,
+            "the node records {dispatches} dispatches (loops unrolled); at most {MAX_RECORDED_DISPATCHES} per node"
+        );
+    }
+    let Lowering { temps, controls, steps, aliases, params, consts } = lowering;
     for (o, t) in out_types.iter().enumerate() {
         let value = Value { node: backend_api::NodeId(i), output: o };
         let storage = match aliases.get(o).copied().flatten() {
@@ -506,6 +519,8 @@ fn plan_node(ctx: &Arc<DeviceContext>, p: &mut Planner<'_>, i: usize, lower: Low
     if steps.is_empty() && temps.is_empty() && controls.is_empty() {
         return Ok(None);
     }
+    let params = params.iter().map(|(name, bytes)| param_storage(p, name, *bytes)).collect::<Result<_>>()?;
+    let consts = consts.into_iter().map(|data| const_storage(p, i, &data)).collect::<Result<_>>()?;
     let temps = temps.iter().map(|&s| p.arena(bindable(s)?, i, "a scratch buffer")).collect::<Result<_>>()?;
     for &s in &controls {
         let size = bindable(s)?;
@@ -517,7 +532,30 @@ fn plan_node(ctx: &Arc<DeviceContext>, p: &mut Planner<'_>, i: usize, lower: Low
             );
         }
     }
-    Ok(Some(NodePlan { steps, temps, controls }))
+    Ok(Some(NodePlan { steps, temps, controls, params, consts }))
+}
+
+/// Where the executable's param `name` (declared with `bytes` bytes) is kept.
+fn param_storage(p: &Planner<'_>, name: &str, bytes: u64) -> Result<Storage> {
+    let Some(idx) = p.sig.params.iter().position(|s| s.name == name) else {
+        bail!(Input, "param {name:?} missing from the signature");
+    };
+    Ok(Storage::Fixed { home: Home::Param(idx), offset: 0, size: bindable(bytes)? })
+}
+
+/// Adds constant bytes `data` of node `i` to the program's constants; returns their storage.
+fn const_storage(p: &mut Planner<'_>, i: usize, data: &[u8]) -> Result<Storage> {
+    let size = u64::try_from(data.len()).map_err(|_| size_error(data.len())).and_then(bindable)?;
+    if size > p.max_buffer {
+        bail!(DeviceLimit, "a constant of {size} bytes exceeds the device's max_buffer_size {}", p.max_buffer);
+    }
+    let padded = usize::try_from(size).map_err(|_| size_error(data.len()))?;
+    let mut buf = host_bytes(padded)?;
+    if let Some(dst) = buf.get_mut(..data.len()) {
+        dst.copy_from_slice(data);
+    }
+    p.consts.push((i, buf));
+    Ok(Storage::Fixed { home: Home::Const(p.consts.len() - 1), offset: 0, size })
 }
 
 /// The storage of an output that aliases window `w` of one of the node's inputs.
@@ -641,6 +679,16 @@ fn uniform_bytes(ctx: &DeviceContext, u: &Uniform<'_>) -> Result<(Vec<u8>, Optio
         Uniform::PerIteration(blocks) => {
             let lim = &ctx.caps.limits;
             let block = padded_len(blocks.iter().map(|b| b.len()).max().unwrap_or(0))?;
+            // Every iteration the same (a While body): one block, bound at offset 0 each time.
+            if blocks.windows(2).all(|w| w[0] == w[1]) {
+                let mut v = blocks.first().map(|b| b.to_vec()).unwrap_or_default();
+                v.resize(block, 0);
+                let block64 = u64::try_from(block).map_err(|_| size_error(block))?;
+                if block64 > lim.max_uniform_buffer_binding_size {
+                    bail!(DeviceLimit, "a params block of {block} bytes exceeds the uniform binding limit");
+                }
+                return Ok((v, Some(Blocks { block: block64, stride: 0 })));
+            }
             let align = usize::try_from(lim.min_uniform_buffer_offset_alignment.max(16)).unwrap_or(256);
             let Some(stride) = block.checked_next_multiple_of(align) else {
                 bail!(DeviceLimit, "params of {block} bytes")

@@ -22,3 +22,8 @@ fn every_gate_variant_is_valid() {
 fn copy_is_valid() {
     validate("copy", &shaders::control::copy_module());
 }
+
+#[test]
+fn byte_copy_is_valid() {
+    validate("copy bytes", &shaders::control::copy_bytes_module());
+}

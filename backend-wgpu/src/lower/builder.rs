@@ -29,6 +29,12 @@ pub enum Buf {
     /// buffer of its own, because one buffer cannot be a dispatch's indirect arguments and
     /// writable storage of the same dispatch, and every data binding is writable storage.
     Control(usize),
+    /// The executable's param named by entry `k` of [`Lowering::params`]: a `Param` node inside
+    /// a subgraph (§2.13), bound where the memory plan keeps that param.
+    Param(usize),
+    /// Constant `k` of [`Lowering::consts`]: a `Constant` node inside a subgraph, uploaded with
+    /// the program's constants.
+    Const(usize),
 }
 
 /// A byte range inside a [`Buf`]. Windows of one value let a later step bind a tensor larger than
@@ -203,6 +209,10 @@ pub struct Lowering {
     pub steps: Vec<Step>,
     /// For each output, the window whose memory it is, if it aliases one (no kernel writes it).
     pub aliases: Vec<Option<Window>>,
+    /// The params `Buf::Param(k)` names: (name, bytes of its declared type).
+    pub params: Vec<(String, u64)>,
+    /// The bytes of each `Buf::Const(k)`.
+    pub consts: Vec<std::sync::Arc<[u8]>>,
 }
 
 impl Lowering {
@@ -215,6 +225,11 @@ impl Lowering {
                 Step::Repeat(r) => &r.body[..],
             })
             .collect()
+    }
+
+    /// Dispatches its steps record, repeated bodies once per iteration.
+    pub fn dispatches(&self) -> usize {
+        self.steps.iter().map(Step::dispatches).fold(0, usize::saturating_add)
     }
 }
 
@@ -274,18 +289,134 @@ impl<'a> Lower<'a> {
     }
 
     /// Kernels pushed by `f`, taken out of the builder (temps and control buffers `f` makes stay).
+    /// A repeated body `f` records (a loop inside a branch or inside another loop's body) comes
+    /// out unrolled: its kernels once per iteration, each with that iteration's params.
     pub fn record(&mut self, f: impl FnOnce(&mut Self) -> Result<()>) -> Result<Vec<Kernel>> {
         let outer = std::mem::take(&mut self.out.steps);
         let made = f(self);
         let inner = std::mem::replace(&mut self.out.steps, outer);
         made?;
-        inner
-            .into_iter()
-            .map(|s| match s {
-                Step::Kernel(k) => Ok(k),
-                Step::Repeat(_) => bail!(Unsupported, "a repeated body inside another recorded body is not supported"),
-            })
-            .collect()
+        let total = inner.iter().map(Step::dispatches).fold(0, usize::saturating_add);
+        self.check_recorded(total)?;
+        let mut kernels = Vec::with_capacity(total);
+        for s in inner {
+            match s {
+                Step::Kernel(k) => kernels.push(k),
+                Step::Repeat(r) => {
+                    for it in &r.params {
+                        for (k, p) in r.body.iter().zip(it) {
+                            kernels.push(Kernel { params: p.clone(), ..k.clone() });
+                        }
+                    }
+                }
+            }
+        }
+        Ok(kernels)
+    }
+
+    /// Appends `body` recorded `times` times with the same params every iteration (a `While`
+    /// body, which does the same every iteration). The node may record at most
+    /// [`MAX_RECORDED_DISPATCHES`] dispatches.
+    pub fn repeat_same(&mut self, times: usize, body: Vec<Kernel>) -> Result<()> {
+        self.repeat_kernels(times, body, |_, _, _| Ok(()))
+    }
+
+    /// Appends `body` recorded `times` times; `params(i, j, p)` rewrites `p`, kernel `j`'s params
+    /// as recorded, for iteration `i` (a Scan's slice offsets). Windows and grids are the same
+    /// in every iteration.
+    pub fn repeat_kernels(
+        &mut self,
+        times: usize,
+        body: Vec<Kernel>,
+        mut params: impl FnMut(usize, usize, &mut Vec<u8>) -> Result<()>,
+    ) -> Result<()> {
+        if times == 0 || body.is_empty() {
+            return Ok(());
+        }
+        self.check_recorded(body.len().saturating_mul(times))?;
+        let mut all = Vec::with_capacity(times);
+        for i in 0..times {
+            let mut it = Vec::with_capacity(body.len());
+            for (j, k) in body.iter().enumerate() {
+                let mut p = k.params.clone();
+                params(i, j, &mut p)?;
+                it.push(p);
+            }
+            all.push(it);
+        }
+        self.out.steps.push(Step::Repeat(Repeat { body, params: all }));
+        Ok(())
+    }
+
+    /// The executable's param `name` (a `Param` node of a subgraph) as an operand.
+    pub fn param(&mut self, name: &str, dtype: DType, dims: Vec<usize>) -> Result<Operand> {
+        let bytes = tensor_bytes(dtype, &dims)?;
+        let k = match self.out.params.iter().position(|(n, _)| n == name) {
+            Some(k) => k,
+            None => {
+                self.out.params.push((name.to_string(), bytes));
+                self.out.params.len() - 1
+            }
+        };
+        Ok(Operand { window: Window { buf: Buf::Param(k), offset: 0, bytes }, dtype, dims })
+    }
+
+    /// A constant (a `Constant` node of a subgraph) as an operand: `data` holds its bytes.
+    pub fn constant(&mut self, data: std::sync::Arc<[u8]>, dtype: DType, dims: Vec<usize>) -> Result<Operand> {
+        let bytes = tensor_bytes(dtype, &dims)?;
+        ensure!(
+            u64::try_from(data.len()).is_ok_and(|n| n == bytes),
+            Shape,
+            "a {dtype} constant of dims {dims:?} holds {} bytes, not {bytes}",
+            data.len()
+        );
+        self.out.consts.push(data);
+        Ok(Operand { window: Window { buf: Buf::Const(self.out.consts.len() - 1), offset: 0, bytes }, dtype, dims })
+    }
+
+    /// Appends what a child builder lowered (one node of a subgraph), its buffers renamed into
+    /// this builder: the child's input `k` is `ins[k]`, its output `k` is `outs[k]` unless the
+    /// child aliased it; its scratch, control buffers, params and constants become this
+    /// builder's. Returns the window each child output ended up in (`outs[k]`, or the window of
+    /// an input it aliases).
+    pub fn splice(&mut self, child: Lowering, ins: &[Window], outs: &[Window]) -> Result<Vec<Window>> {
+        let temps: Vec<Window> = child.temps.iter().map(|&t| self.temp_bytes(t)).collect();
+        let controls: Vec<Window> = child.controls.iter().map(|&c| self.control(c)).collect::<Result<_>>()?;
+        let mut consts = Vec::with_capacity(child.consts.len());
+        for data in child.consts {
+            self.out.consts.push(data);
+            consts.push(self.out.consts.len() - 1);
+        }
+        let mut params = Vec::with_capacity(child.params.len());
+        for (name, bytes) in &child.params {
+            let k = match self.out.params.iter().position(|(n, _)| n == name) {
+                Some(k) => k,
+                None => {
+                    self.out.params.push((name.clone(), *bytes));
+                    self.out.params.len() - 1
+                }
+            };
+            params.push(k);
+        }
+        let names = Names { ins, outs, temps: &temps, controls: &controls, params: &params, consts: &consts };
+        let mut windows = Vec::with_capacity(outs.len());
+        for (k, w) in outs.iter().enumerate() {
+            match child.aliases.get(k).copied().flatten() {
+                Some(a) => windows.push(names.rename(&a)?),
+                None => windows.push(*w),
+            }
+        }
+        for step in child.steps {
+            let renamed = match step {
+                Step::Kernel(k) => Step::Kernel(names.kernel(k)?),
+                Step::Repeat(r) => {
+                    let body = r.body.into_iter().map(|k| names.kernel(k)).collect::<Result<_>>()?;
+                    Step::Repeat(Repeat { body, params: r.params })
+                }
+            };
+            self.out.steps.push(renamed);
+        }
+        Ok(windows)
     }
 
     /// Records `times` iterations of a body: `body(b, i)` pushes iteration `i`'s kernels. Every
@@ -392,6 +523,65 @@ impl<'a> Lower<'a> {
     /// The finished lowering.
     pub fn finish(self) -> Lowering {
         self.out
+    }
+}
+
+/// What a child builder's buffers are in its parent ([`Lower::splice`]).
+struct Names<'n> {
+    ins: &'n [Window],
+    outs: &'n [Window],
+    temps: &'n [Window],
+    controls: &'n [Window],
+    params: &'n [usize],
+    consts: &'n [usize],
+}
+
+impl Names<'_> {
+    /// `w`, a window of the child, as a window of the parent.
+    fn rename(&self, w: &Window) -> Result<Window> {
+        let pick = |v: &[Window], k: usize, what: &str| match v.get(k) {
+            Some(b) => Ok(*b),
+            None => bail!(Arity, "a spliced kernel binds {what} {k}, which the child does not have"),
+        };
+        let whole = |buf: Buf| Window { buf, offset: 0, bytes: u64::MAX };
+        let base = match w.buf {
+            Buf::In(k) => pick(self.ins, k, "input")?,
+            Buf::Out(k) => pick(self.outs, k, "output")?,
+            Buf::Temp(k) => pick(self.temps, k, "scratch buffer")?,
+            Buf::Control(k) => pick(self.controls, k, "control buffer")?,
+            Buf::Param(k) => match self.params.get(k) {
+                Some(&p) => whole(Buf::Param(p)),
+                None => bail!(Arity, "a spliced kernel binds param {k}, which the child does not have"),
+            },
+            Buf::Const(k) => match self.consts.get(k) {
+                Some(&c) => whole(Buf::Const(c)),
+                None => bail!(Arity, "a spliced kernel binds constant {k}, which the child does not have"),
+            },
+        };
+        let end = w.offset.checked_add(w.bytes);
+        ensure!(
+            end.is_some_and(|e| e <= base.bytes),
+            Shape,
+            "a window of {} bytes at byte {} leaves the {} bytes it is spliced into",
+            w.bytes,
+            w.offset,
+            base.bytes
+        );
+        match base.offset.checked_add(w.offset) {
+            Some(offset) => Ok(Window { buf: base.buf, offset, bytes: w.bytes }),
+            None => bail!(DeviceLimit, "a window at byte {} overflows 64 bits", w.offset),
+        }
+    }
+
+    /// `k` with every window renamed.
+    fn kernel(&self, mut k: Kernel) -> Result<Kernel> {
+        for (w, _) in &mut k.bindings {
+            *w = self.rename(w)?;
+        }
+        if let super::Grid::Indirect(w) = k.grid {
+            k.grid = super::Grid::Indirect(self.rename(&w)?);
+        }
+        Ok(k)
     }
 }
 

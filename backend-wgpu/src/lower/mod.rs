@@ -150,12 +150,15 @@ backend_api::dispatch_ops! {
         Op::ResizeNearest(a) => conv::resize_nearest(b, &a.scales, io.input(0)?, io.output(0)?),
         Op::Conv(a) => conv::conv(b, a, io.input(0)?, io.input(1)?, io.opt_input(2), io.output(0)?),
         Op::ConvTranspose(a) => conv::conv_transpose(b, a, io.input(0)?, io.input(1)?, io.opt_input(2), io.output(0)?),
+        Op::If(a) => control::if_(b, a, io),
+        Op::While(a) => control::while_(b, a, io),
+        Op::Scan(a) => control::scan(b, a, io),
     }
     missing => not_lowered(&io.node.op),
     [
         AttentionBackward,
-        Rnn, Gru, Lstm, SelectiveScan, Mamba2, GatedDeltaNet, Scan, Fft, LogMel,
-        WelchPeaks, If, While, ElementwiseRegion, BatchElementwiseRegion, TransformRegion, Custom,
+        Rnn, Gru, Lstm, SelectiveScan, Mamba2, GatedDeltaNet, Fft, LogMel,
+        WelchPeaks, ElementwiseRegion, BatchElementwiseRegion, TransformRegion, Custom,
         LayerNormBackward, RmsNormBackward, LogMelBackward;
         splat:  GaussianSplatPrepare, GaussianSplatRasterize, GaussianSplatRender, GaussianSplatRenderBackward]
     /// Whether this backend lowers `kind` natively: the complement of the `missing` list above.

@@ -407,3 +407,15 @@ fn a_scan_step_may_branch_and_a_loop_may_scan() {
     let graph = g.build().unwrap();
     agree("While of a Scan", &graph, &[("i0", &scalar_i32(0)), ("s", &s0), ("f", &fl), ("x", &x)], &[]);
 }
+
+#[test]
+fn loops_past_the_recorded_bound_are_refused_at_compile() {
+    let g = counting_loop(5, 1_000_000, 4);
+    let e = wgpu().compile(&g, &Default::default()).err().expect("a million iterations are refused");
+    assert_eq!(e.kind(), backend_api::ErrorKind::DeviceLimit, "{e}");
+    assert!(e.to_string().contains("While") && e.to_string().contains("1000000"), "{e}");
+    // the bound counts dispatches: 30,000 iterations of four dispatches are too many as well
+    let g = counting_loop(5, 30_000, 4);
+    let e = wgpu().compile(&g, &Default::default()).err().expect("120,000 dispatches are refused");
+    assert_eq!(e.kind(), backend_api::ErrorKind::DeviceLimit, "{e}");
+}

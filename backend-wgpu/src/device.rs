@@ -474,15 +474,6 @@ impl DeviceContext {
 fn instance_desc(api: ApiChoice) -> wgpu::InstanceDescriptor {
     let mut d = wgpu::InstanceDescriptor::new_without_display_handle();
     d.backends = backends(api);
-    // wgpu checks every indirect dispatch's counts against the device's limits with a dispatch
-    // of its own inserted before it, which doubles the cost of a gated body (If, While). The
-    // counts this backend dispatches indirectly are written by its gate kernels, which only ever
-    // write compile-time grids checked against those limits, or zeros. On D3D12 the check
-    // also supplies `num_workgroups`, which the kernels read, so it stays on where D3D12 may
-    // be picked (docs/DECISIONS.md, "GPU-side control flow").
-    if !d.backends.contains(wgpu::Backends::DX12) {
-        d.flags.remove(wgpu::InstanceFlags::VALIDATION_INDIRECT_CALL);
-    }
     d
 }
 

@@ -215,6 +215,16 @@ const FLAT_INDEX: &str = "let i0 = e * p.s0[0].x;
     let i1 = e * p.s1[0].x;
     let i2 = e * p.s2[0].x;";
 
+/// The flat module of `kind` for an output of exactly one element: its packed (1- and 2-byte)
+/// store writes the whole word with `atomicStore` instead of OR-ing into a zeroed word, so
+/// the output needs no zeroing dispatch first (the word's other bytes are padding). A loop's
+/// condition, a one-element Bool computed every iteration, is the case this is for.
+pub fn module_single(kind: ElemKind, ins: &[DType], out: DType) -> Option<Result<String, String>> {
+    let src = module_indexed(kind, ins, out, Indexing::Flat)?;
+    // `st_out` is `packed_store("out", out)`: the only write of `out`.
+    Some(src.map(|m| m.replace("atomicOr(&out[", "atomicStore(&out[")))
+}
+
 /// [`module`] with an explicit [`Indexing`] form.
 pub fn module_indexed(kind: ElemKind, ins: &[DType], out: DType, indexing: Indexing) -> Option<Result<String, String>> {
     let e = expr(kind, ins, out)?;

@@ -131,3 +131,22 @@ fn reviewed_four_wide_maps_are_trusted_and_others_not() {
         shaders::elementwise::module(ElemKind::Binary(BinaryOp::Add), &[f, f], f).expect("renders").expect("renders");
     assert!(!shaders::is_trusted(&scalar));
 }
+
+#[test]
+fn single_element_stores_are_valid_for_packed_outputs() {
+    use shaders::elementwise::module_single;
+    let cases = [
+        (ElemKind::Compare(CompareOp::Lt), vec![DType::I32, DType::I32], DType::Bool),
+        (ElemKind::Compare(CompareOp::Eq), vec![DType::F16, DType::F16], DType::Bool),
+        (ElemKind::Binary(BinaryOp::Add), vec![DType::F16, DType::F16], DType::F16),
+        (ElemKind::Binary(BinaryOp::Add), vec![DType::U8, DType::U8], DType::U8),
+        (ElemKind::Unary(UnaryOp::Neg), vec![DType::I8], DType::I8),
+        (ElemKind::Where, vec![DType::Bool, DType::BF16, DType::BF16], DType::BF16),
+    ];
+    for (kind, ins, out) in cases {
+        let name = format!("single {kind:?} {ins:?} -> {out:?}");
+        let src = module_single(kind, &ins, out).expect("a variant").unwrap_or_else(|e| panic!("{name}: {e}"));
+        assert!(src.contains("atomicStore(&out[") && !src.contains("atomicOr(&out["), "{name}");
+        validate(&name, &src);
+    }
+}

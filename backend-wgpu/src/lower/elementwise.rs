@@ -13,7 +13,7 @@ use crate::pipelines::BindKind;
 use backend_api::op::{BinaryOp, CompareOp, UnaryOp};
 use backend_api::shape::broadcast_strides;
 use backend_api::{bail, ensure, DType, Error, ErrorKind, Result};
-use shaders::elementwise::{module_indexed, module_vec4, ElemKind, ElementwiseParams, Indexing};
+use shaders::elementwise::{module_indexed, module_single, module_vec4, ElemKind, ElementwiseParams, Indexing};
 use shaders::params::Params;
 
 /// `op(x)` into `out` (same dtype; `x` broadcast to `out`'s dims).
@@ -109,6 +109,15 @@ fn map(b: &mut Lower<'_>, kind: ElemKind, ins: &[&Operand], out: &Operand) -> Re
             flops: None,
         });
         p.base = p.n - p.n % 4;
+    }
+    if p.base < p.n && n == 1 && shaders::is_packed(out.dtype) {
+        // One packed element: one invocation stores its whole word, with no zeroing first.
+        let Some(src) = module_single(kind, &in_dtypes, out.dtype) else {
+            bail!(Unsupported, "no GPU kernel for {kind:?} on {in_dtypes:?} -> {}", out.dtype);
+        };
+        let source = src.map_err(|e| Error::new(ErrorKind::Device, format!("elementwise shader: {e}")))?;
+        b.push(Kernel { source, bindings, params: p.to_bytes(), grid: Grid::Threads(1), flops: None });
+        return Ok(());
     }
     if p.base < p.n {
         let source = shader(kind, &in_dtypes, out.dtype, Indexing::Flat)?;

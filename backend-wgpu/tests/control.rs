@@ -16,7 +16,8 @@ use common::*;
 fn agree(name: &str, g: &Graph, inputs: &[(&str, &Tensor)], params: &[(&str, &Tensor)]) -> Vec<Tensor> {
     let mut outs = Vec::new();
     for be in [cpu(), wgpu()] {
-        let mut exe = be.compile(g, &Default::default()).unwrap_or_else(|e| panic!("{name}: {} compile: {e}", be.name()));
+        let mut exe =
+            be.compile(g, &Default::default()).unwrap_or_else(|e| panic!("{name}: {} compile: {e}", be.name()));
         for (n, t) in params {
             exe.set_param(n, t.view()).unwrap_or_else(|e| panic!("{name}: set_param {n}: {e}"));
         }
@@ -35,7 +36,6 @@ fn agree(name: &str, g: &Graph, inputs: &[(&str, &Tensor)], params: &[(&str, &Te
 fn scalar_i32(v: i32) -> Tensor {
     Tensor::scalar(v)
 }
-
 
 /// A body taking `x` of `d`/`shape`, returning `op(x, x)` and `Neg(x)`.
 fn two_outputs(op: BinaryOp, d: DType, shape: &[usize]) -> Graph {
@@ -301,7 +301,12 @@ fn scan_runs_an_elman_recurrence_both_ways_with_its_trajectory() {
             let h = random(d, &[b, n], -1.0, 1.0, 4);
             let w = random(d, &[n, n], -1.0, 1.0, 5);
             let xs = random(d, &[t, b, n], -1.0, 1.0, 6);
-            agree(&format!("Scan {d} reverse {reverse} traj {traj}"), &graph, &[("h", &h), ("w", &w), ("xs", &xs)], &[]);
+            agree(
+                &format!("Scan {d} reverse {reverse} traj {traj}"),
+                &graph,
+                &[("h", &h), ("w", &w), ("xs", &xs)],
+                &[],
+            );
         }
     }
 }

@@ -118,9 +118,7 @@ fn gate_chunk(b: &mut Lower<'_>, source: &str, cond: &Operand, cond_len: u32, bo
     p.count = u32_of(slots, "gated dispatches")?;
     // 12 bytes (three u32 counts) per gated dispatch, then the two predicate words.
     let at = |j: usize| u64::try_from(j).ok().and_then(|j| j.checked_mul(12));
-    let Some(bytes) = at(slots).and_then(|c| c.checked_add(8)) else {
-        bail!(DeviceLimit, "{slots} gated dispatches")
-    };
+    let Some(bytes) = at(slots).and_then(|c| c.checked_add(8)) else { bail!(DeviceLimit, "{slots} gated dispatches") };
     let args = b.control(bytes)?;
     b.push(Kernel {
         source: source.to_string(),
@@ -179,15 +177,7 @@ pub fn copy_whole(b: &mut Lower<'_>, src: &Operand, dst: &Operand) -> Result<()>
     if src.window == dst.window {
         return Ok(());
     }
-    ensure!(
-        src.numel() == dst.numel(),
-        Shape,
-        "copying {}{:?} into {}{:?}",
-        src.dtype,
-        src.dims,
-        dst.dtype,
-        dst.dims
-    );
+    ensure!(src.numel() == dst.numel(), Shape, "copying {}{:?} into {}{:?}", src.dtype, src.dims, dst.dtype, dst.dims);
     copy_at(b, src, 0, dst, 0, src.numel())
 }
 
@@ -238,7 +228,8 @@ pub fn copy_params(
         Err(_) => bail!(DeviceLimit, "a copy's {what} of {v} exceeds the kernel's 32-bit offsets"),
     };
     if [n, s, d].iter().all(|v| v.is_multiple_of(4)) {
-        let (n, s, d) = (u32_at(n / 4, "length")?, u32_at(s / 4, "source offset")?, u32_at(d / 4, "destination offset")?);
+        let (n, s, d) =
+            (u32_at(n / 4, "length")?, u32_at(s / 4, "source offset")?, u32_at(d / 4, "destination offset")?);
         return Ok(Some((false, ControlCopyParams { n, src: s, dst: d, pad0: 0 }.to_bytes(), u64::from(n))));
     }
     let p = ControlCopyBytesParams {

@@ -122,11 +122,8 @@ fn lower_node(
     let whole = |buf: fn(usize) -> super::super::Buf, ops: &[Operand]| -> Result<Vec<Operand>> {
         ops.iter().enumerate().map(|(k, o)| Operand::whole(buf(k), o.dtype, o.dims.clone())).collect()
     };
-    let io = NodeIo {
-        node,
-        inputs: whole(super::super::Buf::In, &ins)?,
-        outputs: whole(super::super::Buf::Out, &outs)?,
-    };
+    let io =
+        NodeIo { node, inputs: whole(super::super::Buf::In, &ins)?, outputs: whole(super::super::Buf::Out, &outs)? };
     let mut child = Lower::new(b.caps(), node.outputs.len());
     // As at the top level: a node whose outputs are all empty writes nothing.
     let empty = !io.outputs.is_empty() && io.outputs.iter().all(|o| o.window.bytes == 0);
@@ -208,6 +205,7 @@ fn carry_in_place(g: &Graph, input: backend_api::NodeId, v: Value, k: usize) -> 
     elementwise_in_place(&producer.op)
         && word(out.dtype)
         && reads.iter().all(|i| {
-            g.value_type(**i).is_some_and(|t| t.shape == out.shape && t.dtype.size() == out.dtype.size() && word(t.dtype))
+            g.value_type(**i)
+                .is_some_and(|t| t.shape == out.shape && t.dtype.size() == out.dtype.size() && word(t.dtype))
         })
 }

@@ -37,8 +37,8 @@ crate::params! {
         pub cond_len: u32,
         /// Word of the enclosing gate's control buffer holding its predicate, or [`NO_PARENT`].
         pub parent: u32,
-        /// Padding.
-        pub pad1: u32,
+        /// First element of the condition tensor read.
+        pub cond_at: u32,
         /// Grid of dispatch `j` in `grids[j][0..3]`; `grids[j][3]`: 1 to run it when the
         /// condition fails (an else branch), 0 when it holds.
         pub grids: [[u32; 4]; GATE_MAX],

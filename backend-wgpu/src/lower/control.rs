@@ -11,7 +11,7 @@
 use super::builder::{u32_of, Kernel, Lower, Operand, Window};
 use super::Grid;
 use crate::pipelines::BindKind;
-use backend_api::{bail, ensure, Error, ErrorKind, Result};
+use backend_api::{bail, ensure, DType, Error, ErrorKind, Result};
 use shaders::control::{
     copy_bytes_module, copy_module, gate_module, is_gate, ControlCopyBytesParams, ControlCopyParams, ControlGateParams,
     GATE_MAX, GATE_PARENT_OFFSET, NO_PARENT,
@@ -52,6 +52,9 @@ pub fn gate_kernels(b: &mut Lower<'_>, cond: &Operand, cond_len: usize, kernels:
     let source = src.map_err(|e| Error::new(ErrorKind::Device, format!("gate shader: {e}")))?;
     let cond_len = u32_of(cond_len, "condition elements")?;
     let mut start = 0;
+    // Chunks after the first read the condition the first one saw: the body may rewrite the
+    // condition tensor (a loop's) between them.
+    let mut seen: Option<(String, Operand, u32)> = None;
     while start < kernels.len() {
         // A chunk holds at most GATE_MAX gated kernels; the others ride along.
         let (mut end, mut gated) = (start, 0);
@@ -64,7 +67,19 @@ pub fn gate_kernels(b: &mut Lower<'_>, cond: &Operand, cond_len: usize, kernels:
             }
             end += 1;
         }
-        gate_chunk(b, &source, cond, cond_len, &kernels[start..end])?;
+        let chunk = &kernels[start..end];
+        match &seen {
+            Some((src, words, at)) => {
+                gate_chunk(b, src, (words, *at, 1), chunk)?;
+            }
+            None => {
+                let (words, at) = gate_chunk(b, &source, (cond, 0, cond_len), chunk)?;
+                let Some(Ok(src)) = gate_module(words.dtype) else {
+                    bail!(Device, "no gate kernel for a {} condition word", words.dtype)
+                };
+                seen = Some((src, words, at));
+            }
+        }
         start = end;
     }
     Ok(())
@@ -100,9 +115,16 @@ fn gate_parent(k: &Kernel) -> Result<u32> {
 }
 
 /// One gate kernel for up to [`GATE_MAX`] gated kernels, then the kernels in order: the gated
-/// ones dispatched from the counts it writes, nested gates chained to its predicates.
-fn gate_chunk(b: &mut Lower<'_>, source: &str, cond: &Operand, cond_len: u32, body: &[(Kernel, bool)]) -> Result<()> {
-    let mut p = ControlGateParams { cond_len, parent: NO_PARENT, ..Default::default() };
+/// ones dispatched from the counts it writes, nested gates chained to its predicates. Returns
+/// the gate's control words as a U32 operand and the word where it keeps the condition it read.
+/// The condition is `cond`'s elements `cond_at..cond_at + cond_len`.
+fn gate_chunk(
+    b: &mut Lower<'_>,
+    source: &str,
+    (cond, cond_at, cond_len): (&Operand, u32, u32),
+    body: &[(Kernel, bool)],
+) -> Result<(Operand, u32)> {
+    let mut p = ControlGateParams { cond_len, cond_at, parent: NO_PARENT, ..Default::default() };
     let mut slots = 0usize;
     for (k, negate) in body {
         if how(k)? != How::Gated {
@@ -116,9 +138,10 @@ fn gate_chunk(b: &mut Lower<'_>, source: &str, cond: &Operand, cond_len: u32, bo
         slots += 1;
     }
     p.count = u32_of(slots, "gated dispatches")?;
-    // 12 bytes (three u32 counts) per gated dispatch, then the two predicate words.
+    // 12 bytes (three u32 counts) per gated dispatch, then the two predicate words and the
+    // condition.
     let at = |j: usize| u64::try_from(j).ok().and_then(|j| j.checked_mul(12));
-    let Some(bytes) = at(slots).and_then(|c| c.checked_add(8)) else { bail!(DeviceLimit, "{slots} gated dispatches") };
+    let Some(bytes) = at(slots).and_then(|c| c.checked_add(12)) else { bail!(DeviceLimit, "{slots} gated dispatches") };
     let args = b.control(bytes)?;
     b.push(Kernel {
         source: source.to_string(),
@@ -140,7 +163,11 @@ fn gate_chunk(b: &mut Lower<'_>, source: &str, cond: &Operand, cond_len: u32, bo
             How::Kept => b.push(k.clone()),
         }
     }
-    Ok(())
+    let words = usize::try_from(bytes / 4).unwrap_or(usize::MAX);
+    let Some(held) = p.count.checked_mul(3).and_then(|w| w.checked_add(2)) else {
+        bail!(DeviceLimit, "{slots} gated dispatches")
+    };
+    Ok((Operand { window: args, dtype: DType::U32, dims: vec![words] }, held))
 }
 
 /// Nested gate `k` reading the predicate an enclosing gate with `count` gated dispatches writes

@@ -8,7 +8,9 @@
 // runs every time and reads the enclosing gate's predicate from `up`, so that its counts are
 // zeros whenever the enclosing body does not run (its condition may then be stale). After the
 // count triples it writes its own predicates, for the gates nested in it: word 3·count whether
-// the condition's body runs, word 3·count + 1 whether the negated one does.
+// the condition's body runs, word 3·count + 1 whether the negated one does; word 3·count + 2 is
+// the condition itself, which the gates of a long body's later chunks read (the body may
+// rewrite the condition tensor, a loop's, before they run).
 
 struct ControlGateParams {
     // Dispatches gated (at most 16).
@@ -17,7 +19,8 @@ struct ControlGateParams {
     cond_len: u32,
     // Word of `up` holding the enclosing gate's predicate; 0xffffffff when there is none.
     parent: u32,
-    pad1: u32,
+    // First element of `cond` read.
+    cond_at: u32,
     // Grid of dispatch j in its xyz; w: 1 when the dispatch runs while the condition fails (an
     // else branch).
     grids: array<vec4<u32>, 16>,
@@ -38,7 +41,7 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
     let j = gid.x;
     var holds = false;
     for (var i = 0u; i < p.cond_len; i = i + 1u) {
-        holds = holds || nonzero(i);
+        holds = holds || nonzero(p.cond_at + i);
     }
     var live = true;
     if (p.parent != 0xffffffffu) {
@@ -47,6 +50,7 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
     if (j == 0u) {
         args[3u * p.count] = select(0u, 1u, live && holds);
         args[3u * p.count + 1u] = select(0u, 1u, live && !holds);
+        args[3u * p.count + 2u] = select(0u, 1u, holds);
     }
     if (j >= p.count) {
         return;

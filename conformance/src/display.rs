@@ -53,10 +53,16 @@ pub fn tensor(t: &TensorView<'_>) -> String {
     format!("{}{:?} [{}{more}] ({n} values)", t.dtype(), t.shape(), shown.join(", "))
 }
 
-/// One line per node: `%3 = Unary(Exp)(%0.0) -> F32[3, 5]`, constants with their values, then
-/// the outputs.
+/// One line per node: `%3 = Unary(Exp)(%0.0) -> F32[3, 5]`, constants with their values, the
+/// bodies of control ops indented under their node, then the outputs.
 pub fn graph(g: &Graph) -> String {
     let mut s = String::new();
+    write_graph(&mut s, g, 1);
+    s
+}
+
+fn write_graph(s: &mut String, g: &Graph, depth: usize) {
+    let pad = "  ".repeat(depth);
     for (i, n) in g.nodes().iter().enumerate() {
         let ins: Vec<String> = n.inputs.iter().map(|v| v.to_string()).collect();
         let outs: Vec<String> = n.outputs.iter().map(|t| t.to_string()).collect();
@@ -65,13 +71,39 @@ pub fn graph(g: &Graph) -> String {
                 Ok(v) => format!("Constant {}", tensor(&v)),
                 Err(e) => format!("Constant (invalid: {e})"),
             },
-            other => format!("{other:?}"),
+            other => control_label(other).unwrap_or_else(|| format!("{other:?}")),
         };
-        let _ = writeln!(s, "  %{i} = {op}({}) -> {}", ins.join(", "), outs.join(", "));
+        let _ = writeln!(s, "{pad}%{i} = {op}({}) -> {}", ins.join(", "), outs.join(", "));
+        for (name, body) in bodies(&n.op) {
+            let _ = writeln!(s, "{pad}  {name}:");
+            write_graph(s, body, depth + 2);
+        }
     }
     let outs: Vec<String> = g.outputs().iter().map(|v| v.to_string()).collect();
-    let _ = writeln!(s, "  outputs: [{}]", outs.join(", "));
-    s
+    let _ = writeln!(s, "{pad}outputs: [{}]", outs.join(", "));
+}
+
+/// A control op without its bodies (they are printed under the node).
+fn control_label(op: &Op) -> Option<String> {
+    match op {
+        Op::If(_) => Some("If".into()),
+        Op::While(a) => Some(format!("While {{ max_iterations: {} }}", a.max_iterations)),
+        Op::Scan(a) => Some(format!(
+            "Scan {{ length: {}, reverse: {}, num_carry: {}, num_bcast: {}, num_xs: {}, save_trajectory: {} }}",
+            a.length, a.reverse, a.num_carry, a.num_bcast, a.num_xs, a.save_trajectory
+        )),
+        _ => None,
+    }
+}
+
+/// The named bodies of a control op.
+fn bodies(op: &Op) -> Vec<(&'static str, &Graph)> {
+    match op {
+        Op::If(a) => vec![("then_graph", &a.then_graph), ("else_graph", &a.else_graph)],
+        Op::While(a) => vec![("cond_graph", &a.cond_graph), ("body_graph", &a.body_graph)],
+        Op::Scan(a) => vec![("body", &a.body)],
+        _ => Vec::new(),
+    }
 }
 
 /// Row-major coordinates of flat index `i` in `shape`.

@@ -58,8 +58,6 @@ pub const NO_BACKEND: &str = "no generator yet: no backend implements";
 const ATTENTION: &str = "no generator yet: no backend implements the attention backward op (§2.8.2)";
 const SEQUENCE: &str = "no generator yet: no backend implements the sequence models (§2.10)";
 const SIGNAL: &str = "no generator yet: no backend implements signal processing (§2.11)";
-const CONTROL: &str = "no generator yet: cpu-ref runs control flow (hand-tested bodies), wgpu does not lower it \
-     yet; random bodies and the unrolled cross-check come with the lowering (§2.13, §2.10.7)";
 const CUSTOM: &str = "no generator yet: no backend implements custom ops (§2.15)";
 const BACKWARD: &str = "no generator yet: no backend implements this training backward op (§2.16)";
 const SPLAT: &str = "no generator yet: no backend implements Gaussian splatting (§2.17, feature `splat`)";
@@ -74,12 +72,9 @@ pub const NOT_COVERED: &[(&str, &str)] = &[
     ("SelectiveScan", SEQUENCE),
     ("Mamba2", SEQUENCE),
     ("GatedDeltaNet", SEQUENCE),
-    ("Scan", CONTROL),
     ("Fft", SIGNAL),
     ("LogMel", SIGNAL),
     ("WelchPeaks", SIGNAL),
-    ("If", CONTROL),
-    ("While", CONTROL),
     ("Custom", CUSTOM),
     ("LayerNormBackward", BACKWARD),
     ("RmsNormBackward", BACKWARD),

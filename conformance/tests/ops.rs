@@ -181,12 +181,15 @@ op_tests! {
     rng_uniform => "RngUniform",
     rng_normal => "RngNormal",
     sample => "Sample",
+    if_ => "If",
+    while_ => "While",
     pool_max => "Pool.Max",
     pool_avg => "Pool.Avg",
     im2col => "Im2Col",
     conv => "Conv",
     conv_transpose => "ConvTranspose",
     resize_nearest => "ResizeNearest",
+    scan => "Scan",
     elementwise_region => "ElementwiseRegion",
     batch_elementwise_region => "BatchElementwiseRegion",
     transform_region => "TransformRegion",
@@ -323,9 +326,9 @@ fn check_problem(row: &str, dtype: DType, p: &Problem) -> Result<(), String> {
             Some(v) => p.graph.value_type(*v).map(|t| t.dtype),
             None => node.outputs.first().map(|t| t.dtype),
         };
-        // Where's first input is the Bool condition and the Rng ops' is the U32 key: their
-        // table dtype is the output's.
-        let by_output = row.starts_with("Where") || row == "RngUniform" || row == "RngNormal";
+        // Where's first input is the Bool condition, the Rng ops' the U32 key, If's the Bool
+        // condition (and a Scan may have no inputs): their table dtype is the output's.
+        let by_output = row.starts_with("Where") || matches!(row, "RngUniform" | "RngNormal" | "If" | "Scan");
         let main = if by_output { node.outputs.first().map(|t| t.dtype) } else { main };
         if main != Some(dtype) {
             return Err(format!("the op's main dtype is {main:?}, the variant's {dtype}"));

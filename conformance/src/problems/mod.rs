@@ -4,6 +4,7 @@
 
 pub mod attention;
 pub mod backward;
+pub mod control;
 pub mod conv;
 pub mod elementwise;
 pub mod indexing;
@@ -14,6 +15,7 @@ pub mod norm;
 pub mod random;
 pub mod reduce;
 pub mod region;
+pub mod sequence;
 
 use crate::problem::{Generated, LeafKind};
 use crate::shapes::{leaf_kind, seed, shape, special_rate};
@@ -47,6 +49,8 @@ pub fn variants(row: &str) -> Option<Vec<Variant>> {
         .or_else(|| backward::variants(row))
         .or_else(|| random::variants(row))
         .or_else(|| region::variants(row))
+        .or_else(|| control::variants(row))
+        .or_else(|| sequence::variants(row))
 }
 
 /// One variant per dtype of the row's table entry, each from `strategy(dtype)`.

@@ -422,7 +422,7 @@ impl DeviceContext {
         } else {
             wgpu::ExperimentalFeatures::disabled()
         };
-        let limits = opts.limits.apply(&adapter.limits());
+        let limits = opts.limits.apply(&sizes_within_u32(adapter.limits()));
         let desc = wgpu::DeviceDescriptor {
             label: Some("backend-wgpu"),
             required_features: features,
@@ -474,7 +474,28 @@ impl DeviceContext {
 fn instance_desc(api: ApiChoice) -> wgpu::InstanceDescriptor {
     let mut d = wgpu::InstanceDescriptor::new_without_display_handle();
     d.backends = backends(api);
+    // wgpu checks the counts of every indirect dispatch against the device's limits by
+    // recording a dispatch of its own (with its barriers) before it: on the H100 that doubled
+    // the host's recording time of a gated dispatch and added GPU time to each. The counts this
+    // backend dispatches indirectly are written by its gate kernels, which only ever write
+    // compile-time grids checked against those limits, or zeros. On D3D12 the check also
+    // supplies `num_workgroups`, which the kernels read, so it stays on where D3D12 may be
+    // picked (docs/DECISIONS.md, "GPU-side control flow").
+    if !d.backends.contains(wgpu::Backends::DX12) {
+        d.flags.remove(wgpu::InstanceFlags::VALIDATION_INDIRECT_CALL);
+    }
     d
+}
+
+/// `l` with buffer and binding sizes capped at 32 bits, as wgpu caps them while it checks
+/// indirect dispatches: the sizes the kernels' 32-bit byte offsets and the memory plan were
+/// built for, whether or not that check is on.
+fn sizes_within_u32(mut l: wgpu::Limits) -> wgpu::Limits {
+    let max = u64::from(u32::MAX);
+    l.max_buffer_size = l.max_buffer_size.min(max);
+    l.max_uniform_buffer_binding_size = l.max_uniform_buffer_binding_size.min(max);
+    l.max_storage_buffer_binding_size = l.max_storage_buffer_binding_size.min(max & !3);
+    l
 }
 
 #[cfg(test)]

@@ -424,3 +424,58 @@ fn loops_past_the_recorded_bound_are_refused_at_compile() {
     let e = wgpu().compile(&g, &Default::default()).err().expect("120,000 dispatches are refused");
     assert_eq!(e.kind(), backend_api::ErrorKind::DeviceLimit, "{e}");
 }
+
+#[test]
+fn loop_bodies_hold_ops_of_every_family() {
+    use backend_api::op::{AttentionAttrs, AttnLayout, ConvAttrs};
+    // loop values (i, key U32 [2], img [1, 2, 6, 6], q [1, 2, 4, 8]); three iterations of:
+    // key + [1, 0]; img ← cumsum(tanh(conv(img, w) + uniform(key)), axis 3) / 4 (w a param of
+    // the body); q ← gather(softmax(attention(q, q, q)), [1, 0], heads)
+    let (img_s, q_s) = (vec![1usize, 2, 6, 6], vec![1usize, 2, 4, 8]);
+    let types = [(DType::U32, vec![2usize]), (DType::F32, img_s.clone()), (DType::F32, q_s.clone())];
+    let cond = counter_below(3, &types);
+    let body = {
+        let mut g = GraphBuilder::new();
+        let i = g.input("i", DType::I32, Vec::<usize>::new()).unwrap();
+        let key = g.input("key", DType::U32, vec![2]).unwrap();
+        let img = g.input("img", DType::F32, img_s.clone()).unwrap();
+        let q = g.input("q", DType::F32, q_s.clone()).unwrap();
+        let one = g.constant(&Tensor::scalar(1i32)).unwrap();
+        let i1 = g.binary(BinaryOp::Add, i, one).unwrap();
+        let step = g.constant(&Tensor::from_slice(&[2], &[1u32, 0]).unwrap()).unwrap();
+        let key1 = g.binary(BinaryOp::Add, key, step).unwrap();
+        let noise = g.rng_uniform(key, img_s.clone(), DType::F32, -0.1, 0.1, 5).unwrap();
+        let w = g.param("w", DType::F32, &[2, 2, 3, 3]).unwrap();
+        let pads = ConvAttrs { pads_begin: vec![1, 1], pads_end: vec![1, 1], ..Default::default() };
+        let c = g.conv(img, w, None, &pads).unwrap();
+        let z = g.binary(BinaryOp::Add, c, noise).unwrap();
+        let t = g.unary(UnaryOp::Tanh, z).unwrap();
+        let cs = g.cumsum(t, 3, false, false).unwrap();
+        let quarter = g.constant(&Tensor::scalar(0.25f32)).unwrap();
+        let img1 = g.binary(BinaryOp::Mul, cs, quarter).unwrap();
+        let att = g.attention(q, q, q, None, None, AttentionAttrs::new(AttnLayout::Bhsd, 2)).unwrap();
+        let sm = g.softmax(att, -1).unwrap();
+        let heads = g.constant(&Tensor::from_slice(&[2], &[1i32, 0]).unwrap()).unwrap();
+        let q1 = g.gather(sm, heads, 1).unwrap();
+        for v in [i1, key1, img1, q1] {
+            g.output(v).unwrap();
+        }
+        g.build().unwrap()
+    };
+    let mut g = GraphBuilder::new();
+    let i = g.input("i0", DType::I32, Vec::<usize>::new()).unwrap();
+    let key = g.input("key", DType::U32, vec![2]).unwrap();
+    let img = g.input("img", DType::F32, img_s.clone()).unwrap();
+    let q = g.input("q", DType::F32, q_s.clone()).unwrap();
+    let out = g.while_(&[i, key, img, q], cond, body, 5).unwrap();
+    for v in out {
+        g.output(v).unwrap();
+    }
+    let graph = g.build().unwrap();
+    let key = Tensor::from_slice(&[2], &[7u32, 9]).unwrap();
+    let img = random(DType::F32, &img_s, -1.0, 1.0, 11);
+    let q = random(DType::F32, &q_s, -1.0, 1.0, 12);
+    let w = random(DType::F32, &[2, 2, 3, 3], -0.5, 0.5, 13);
+    let inputs = [("i0", &scalar_i32(0)), ("key", &key), ("img", &img), ("q", &q)];
+    agree("families in a loop body", &graph, &inputs, &[("w", &w)]);
+}

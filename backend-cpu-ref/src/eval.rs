@@ -136,12 +136,15 @@ backend_api::dispatch_ops! {
             let body = control::Body::new(&a.body, "Scan body")?;
             k(move |i, env| sequence::scan(&body, &a, i, env))
         }
+        Op::Rnn(a) => k(move |i, _| sequence::recurrent::rnn(&a, i)),
+        Op::Gru(a) => k(move |i, _| sequence::recurrent::gru(&a, i)),
+        Op::Lstm(a) => k(move |i, _| sequence::recurrent::lstm(&a, i)),
     }
     // Every kind cpu-ref does not implement, each named once (legalisation may still reach some
     // of them through their decompositions).
     missing => Err(unsupported(op)),
     [AttentionBackward,
-     Rnn, Gru, Lstm, SelectiveScan, Mamba2, GatedDeltaNet, Fft, LogMel, WelchPeaks,
+     SelectiveScan, Mamba2, GatedDeltaNet, Fft, LogMel, WelchPeaks,
      ElementwiseRegion, BatchElementwiseRegion, TransformRegion, Custom, LayerNormBackward, RmsNormBackward,
      LogMelBackward;
     splat: GaussianSplatPrepare, GaussianSplatRasterize, GaussianSplatRender, GaussianSplatRenderBackward]

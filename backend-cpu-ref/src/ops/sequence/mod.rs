@@ -8,6 +8,8 @@ use crate::mem::try_vec;
 use backend_api::op::ScanAttrs;
 use backend_api::{bail, Result, Tensor};
 
+pub(crate) mod recurrent;
+
 /// A stacked output `[length, *step]` being filled row by row (row t belongs to step t).
 struct Stack {
     dtype: backend_api::DType,

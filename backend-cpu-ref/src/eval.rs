@@ -139,12 +139,15 @@ backend_api::dispatch_ops! {
         Op::Rnn(a) => k(move |i, _| sequence::recurrent::rnn(&a, i)),
         Op::Gru(a) => k(move |i, _| sequence::recurrent::gru(&a, i)),
         Op::Lstm(a) => k(move |i, _| sequence::recurrent::lstm(&a, i)),
+        Op::SelectiveScan(a) => k(move |i, _| sequence::ssm::selective_scan(i, &a)),
+        Op::Mamba2(a) => k(move |i, _| sequence::ssm::mamba2(i, &a)),
+        Op::GatedDeltaNet(a) => k(move |i, _| sequence::delta::gated_delta_net(i, &a)),
     }
     // Every kind cpu-ref does not implement, each named once (legalisation may still reach some
     // of them through their decompositions).
     missing => Err(unsupported(op)),
     [AttentionBackward,
-     SelectiveScan, Mamba2, GatedDeltaNet, Fft, LogMel, WelchPeaks,
+     Fft, LogMel, WelchPeaks,
      ElementwiseRegion, BatchElementwiseRegion, TransformRegion, Custom, LayerNormBackward, RmsNormBackward,
      LogMelBackward;
     splat: GaussianSplatPrepare, GaussianSplatRasterize, GaussianSplatRender, GaussianSplatRenderBackward]

@@ -8,7 +8,9 @@ use crate::mem::try_vec;
 use backend_api::op::ScanAttrs;
 use backend_api::{bail, Result, Tensor};
 
+pub(crate) mod delta;
 pub(crate) mod recurrent;
+pub(crate) mod ssm;
 
 /// A stacked output `[length, *step]` being filled row by row (row t belongs to step t).
 struct Stack {

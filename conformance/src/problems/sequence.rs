@@ -3,7 +3,9 @@
 //! sequence input; carries passed through, replaced by a result or accumulated (an accumulator
 //! carry of the row's dtype first, sometimes), no carries at all sometimes; per-step outputs
 //! from the body's results and new carries; lengths 0 to 6, `reverse`, `save_trajectory`.
-//! The other rows of the family (recurrent cells, state-space scans) have no generator yet.
+//! The recurrent cells are in [`recurrent`]; the state-space scans have no generator yet.
+
+pub mod recurrent;
 
 use super::control::{adapt, body, combine, row_variants, small_tensor, steps, Ctx, Func, FuncBuilder, Row, Scope};
 use super::Variant;
@@ -13,6 +15,7 @@ use backend_api::{DType, Result, Tensor, TensorType, Value};
 pub fn variants(row: &str) -> Option<Vec<Variant>> {
     match row {
         "Scan" => row_variants(row, Row::Scan),
+        "Rnn" | "Gru" | "Lstm" => recurrent::variants(row),
         _ => None,
     }
 }

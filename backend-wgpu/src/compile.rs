@@ -466,11 +466,8 @@ fn plan_node(ctx: &Arc<DeviceContext>, p: &mut Planner<'_>, i: usize, lower: Low
             return Ok(None);
         }
         Op::Param(a) => {
-            let Some(idx) = p.sig.params.iter().position(|s| s.name == a.name) else {
-                bail!(Input, "param {:?} missing from the signature", a.name);
-            };
-            let size = bindable(nbytes(out_type(0)?)?)?;
-            p.storage.insert(me, Storage::Fixed { home: Home::Param(idx), offset: 0, size });
+            let storage = param_storage(p, &a.name, nbytes(out_type(0)?)?)?;
+            p.storage.insert(me, storage);
             return Ok(None);
         }
         Op::Constant(a) => {
@@ -488,12 +485,7 @@ fn plan_node(ctx: &Arc<DeviceContext>, p: &mut Planner<'_>, i: usize, lower: Low
     };
     let io = NodeIo { node, inputs: operands(Buf::In, &in_types)?, outputs: operands(Buf::Out, &out_types)? };
     let mut b = Lower::new(&ctx.caps, node.outputs.len());
-    // A node whose outputs are all empty writes nothing: it is not lowered, so no lowering
-    // computes strides or row counts from the non-empty dims of an empty tensor (a [2^40, 2^40, 0]
-    // tensor has 0 bytes, but its leading dims multiply past 64 bits). Graph validation has
-    // already checked its operands.
-    let empty = !io.outputs.is_empty() && io.outputs.iter().all(|o| o.window.bytes == 0);
-    if !empty {
+    if !io.writes_nothing() {
         lower(&mut b, &io)?;
     }
     let lowering = b.finish();
@@ -535,7 +527,8 @@ fn plan_node(ctx: &Arc<DeviceContext>, p: &mut Planner<'_>, i: usize, lower: Low
     Ok(Some(NodePlan { steps, temps, controls, params, consts }))
 }
 
-/// Where the executable's param `name` (declared with `bytes` bytes) is kept.
+/// Where the executable's param `name` (declared with `bytes` bytes) is kept: a graph's
+/// `Param` leaf or one inside a subgraph.
 fn param_storage(p: &Planner<'_>, name: &str, bytes: u64) -> Result<Storage> {
     let Some(idx) = p.sig.params.iter().position(|s| s.name == name) else {
         bail!(Input, "param {name:?} missing from the signature");

@@ -15,6 +15,8 @@ use crate::pipelines::BindKind;
 use backend_api::{bail, ensure, DType, Result};
 use shaders::params::{Params, ZeroParams};
 
+mod splice;
+
 /// A buffer a kernel binds, named relative to the node being lowered.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Buf {
@@ -351,14 +353,19 @@ impl<'a> Lower<'a> {
     /// The executable's param `name` (a `Param` node of a subgraph) as an operand.
     pub fn param(&mut self, name: &str, dtype: DType, dims: Vec<usize>) -> Result<Operand> {
         let bytes = tensor_bytes(dtype, &dims)?;
-        let k = match self.out.params.iter().position(|(n, _)| n == name) {
+        let k = self.param_index(name, bytes);
+        Ok(Operand { window: Window { buf: Buf::Param(k), offset: 0, bytes }, dtype, dims })
+    }
+
+    /// The index of param `name` in [`Lowering::params`], added on first use.
+    fn param_index(&mut self, name: &str, bytes: u64) -> usize {
+        match self.out.params.iter().position(|(n, _)| n == name) {
             Some(k) => k,
             None => {
                 self.out.params.push((name.to_string(), bytes));
                 self.out.params.len() - 1
             }
-        };
-        Ok(Operand { window: Window { buf: Buf::Param(k), offset: 0, bytes }, dtype, dims })
+        }
     }
 
     /// A constant (a `Constant` node of a subgraph) as an operand: `data` holds its bytes.
@@ -372,51 +379,6 @@ impl<'a> Lower<'a> {
         );
         self.out.consts.push(data);
         Ok(Operand { window: Window { buf: Buf::Const(self.out.consts.len() - 1), offset: 0, bytes }, dtype, dims })
-    }
-
-    /// Appends what a child builder lowered (one node of a subgraph), its buffers renamed into
-    /// this builder: the child's input `k` is `ins[k]`, its output `k` is `outs[k]` unless the
-    /// child aliased it; its scratch, control buffers, params and constants become this
-    /// builder's. Returns the window each child output ended up in (`outs[k]`, or the window of
-    /// an input it aliases).
-    pub fn splice(&mut self, child: Lowering, ins: &[Window], outs: &[Window]) -> Result<Vec<Window>> {
-        let temps: Vec<Window> = child.temps.iter().map(|&t| self.temp_bytes(t)).collect();
-        let controls: Vec<Window> = child.controls.iter().map(|&c| self.control(c)).collect::<Result<_>>()?;
-        let mut consts = Vec::with_capacity(child.consts.len());
-        for data in child.consts {
-            self.out.consts.push(data);
-            consts.push(self.out.consts.len() - 1);
-        }
-        let mut params = Vec::with_capacity(child.params.len());
-        for (name, bytes) in &child.params {
-            let k = match self.out.params.iter().position(|(n, _)| n == name) {
-                Some(k) => k,
-                None => {
-                    self.out.params.push((name.clone(), *bytes));
-                    self.out.params.len() - 1
-                }
-            };
-            params.push(k);
-        }
-        let names = Names { ins, outs, temps: &temps, controls: &controls, params: &params, consts: &consts };
-        let mut windows = Vec::with_capacity(outs.len());
-        for (k, w) in outs.iter().enumerate() {
-            match child.aliases.get(k).copied().flatten() {
-                Some(a) => windows.push(names.rename(&a)?),
-                None => windows.push(*w),
-            }
-        }
-        for step in child.steps {
-            let renamed = match step {
-                Step::Kernel(k) => Step::Kernel(names.kernel(k)?),
-                Step::Repeat(r) => {
-                    let body = r.body.into_iter().map(|k| names.kernel(k)).collect::<Result<_>>()?;
-                    Step::Repeat(Repeat { body, params: r.params })
-                }
-            };
-            self.out.steps.push(renamed);
-        }
-        Ok(windows)
     }
 
     /// Records `times` iterations of a body: `body(b, i)` pushes iteration `i`'s kernels. Every
@@ -523,65 +485,6 @@ impl<'a> Lower<'a> {
     /// The finished lowering.
     pub fn finish(self) -> Lowering {
         self.out
-    }
-}
-
-/// What a child builder's buffers are in its parent ([`Lower::splice`]).
-struct Names<'n> {
-    ins: &'n [Window],
-    outs: &'n [Window],
-    temps: &'n [Window],
-    controls: &'n [Window],
-    params: &'n [usize],
-    consts: &'n [usize],
-}
-
-impl Names<'_> {
-    /// `w`, a window of the child, as a window of the parent.
-    fn rename(&self, w: &Window) -> Result<Window> {
-        let pick = |v: &[Window], k: usize, what: &str| match v.get(k) {
-            Some(b) => Ok(*b),
-            None => bail!(Arity, "a spliced kernel binds {what} {k}, which the child does not have"),
-        };
-        let whole = |buf: Buf| Window { buf, offset: 0, bytes: u64::MAX };
-        let base = match w.buf {
-            Buf::In(k) => pick(self.ins, k, "input")?,
-            Buf::Out(k) => pick(self.outs, k, "output")?,
-            Buf::Temp(k) => pick(self.temps, k, "scratch buffer")?,
-            Buf::Control(k) => pick(self.controls, k, "control buffer")?,
-            Buf::Param(k) => match self.params.get(k) {
-                Some(&p) => whole(Buf::Param(p)),
-                None => bail!(Arity, "a spliced kernel binds param {k}, which the child does not have"),
-            },
-            Buf::Const(k) => match self.consts.get(k) {
-                Some(&c) => whole(Buf::Const(c)),
-                None => bail!(Arity, "a spliced kernel binds constant {k}, which the child does not have"),
-            },
-        };
-        let end = w.offset.checked_add(w.bytes);
-        ensure!(
-            end.is_some_and(|e| e <= base.bytes),
-            Shape,
-            "a window of {} bytes at byte {} leaves the {} bytes it is spliced into",
-            w.bytes,
-            w.offset,
-            base.bytes
-        );
-        match base.offset.checked_add(w.offset) {
-            Some(offset) => Ok(Window { buf: base.buf, offset, bytes: w.bytes }),
-            None => bail!(DeviceLimit, "a window at byte {} overflows 64 bits", w.offset),
-        }
-    }
-
-    /// `k` with every window renamed.
-    fn kernel(&self, mut k: Kernel) -> Result<Kernel> {
-        for (w, _) in &mut k.bindings {
-            *w = self.rename(w)?;
-        }
-        if let super::Grid::Indirect(w) = k.grid {
-            k.grid = super::Grid::Indirect(self.rename(&w)?);
-        }
-        Ok(k)
     }
 }
 

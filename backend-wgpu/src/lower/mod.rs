@@ -69,6 +69,14 @@ impl NodeIo<'_> {
         self.inputs.get(k)
     }
 
+    /// Whether every output is empty: such a node writes nothing and is not lowered, so no
+    /// lowering computes strides or row counts from the non-empty dims of an empty tensor (a
+    /// [2^40, 2^40, 0] tensor has 0 bytes, but its leading dims multiply past 64 bits). Graph
+    /// validation has already checked its operands.
+    pub fn writes_nothing(&self) -> bool {
+        !self.outputs.is_empty() && self.outputs.iter().all(|o| o.window.bytes == 0)
+    }
+
     /// Output `k`'s operand.
     pub fn output(&self, k: usize) -> Result<&Operand> {
         match self.outputs.get(k) {

@@ -15,7 +15,7 @@ use backend_api::{bail, ensure, DType, Graph, Op, Result, Value};
 use std::collections::HashMap;
 
 /// The static dtype and dims of `v` in `g`.
-fn static_type(g: &Graph, v: Value, what: &str) -> Result<(DType, Vec<usize>)> {
+pub(super) fn static_type(g: &Graph, v: Value, what: &str) -> Result<(DType, Vec<usize>)> {
     let Some(t) = g.value_type(v) else { bail!(Arity, "{what}: value {v} does not exist") };
     match t.shape.as_static() {
         Some(d) => Ok((t.dtype, d)),
@@ -125,9 +125,7 @@ fn lower_node(
     let io =
         NodeIo { node, inputs: whole(super::super::Buf::In, &ins)?, outputs: whole(super::super::Buf::Out, &outs)? };
     let mut child = Lower::new(b.caps(), node.outputs.len());
-    // As at the top level: a node whose outputs are all empty writes nothing.
-    let empty = !io.outputs.is_empty() && io.outputs.iter().all(|o| o.window.bytes == 0);
-    if !empty {
+    if !io.writes_nothing() {
         super::super::lower(&mut child, &io)?;
     }
     let in_windows: Vec<_> = ins.iter().map(|o| o.window).collect();

@@ -15,7 +15,7 @@
 //! ([`in_place_carries`]); otherwise into scratch copied back after the body, staged through
 //! scratch when it is another loop value's old memory (a swap).
 
-use super::body::{in_place_carries, lower_graph};
+use super::body::{in_place_carries, lower_graph, static_type};
 use super::{copy_kernel, copy_params, copy_whole, gate_kernels};
 use crate::lower::builder::{Buf, Kernel, Lower, Operand, MAX_RECORDED_DISPATCHES};
 use crate::lower::NodeIo;
@@ -79,13 +79,9 @@ pub fn while_(b: &mut Lower<'_>, a: &WhileAttrs, io: &NodeIo<'_>) -> Result<()> 
 
 /// Scratch for the value of a While condition graph (its one output).
 fn condition_slot(b: &mut Lower<'_>, g: &Graph) -> Result<Operand> {
-    let Some(t) = g.outputs().first().and_then(|v| g.value_type(*v)) else {
-        bail!(Subgraph, "While cond_graph has no output")
-    };
-    let Some(dims) = t.shape.as_static() else {
-        bail!(Unsupported, "While cond_graph output has symbolic shape {}", t.shape)
-    };
-    b.temp(t.dtype, dims)
+    let Some(&v) = g.outputs().first() else { bail!(Subgraph, "While cond_graph has no output") };
+    let (dtype, dims) = static_type(g, v, "While cond_graph")?;
+    b.temp(dtype, dims)
 }
 
 /// Evaluates the condition graph on the loop values into `cond`.

@@ -214,6 +214,7 @@ pub mod norm;
 pub mod params;
 pub mod random;
 pub mod reduce;
+pub mod sequence;
 
 pub use catalog::{kernel_file, kernel_name};
 

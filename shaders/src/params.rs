@@ -103,6 +103,7 @@ pub fn all() -> impl Iterator<Item = &'static Layout> {
     ]
     .into_iter()
     .flatten()
+    .chain(crate::sequence::params())
 }
 
 /// The layout named `name`, if any.

@@ -18,6 +18,7 @@ mod movement;
 mod norm;
 mod random;
 mod reduce;
+mod sequence;
 #[cfg(test)]
 mod tests;
 

@@ -1,0 +1,1 @@
+//! GatedDeltaNet (§2.10.6) on the GPU.
